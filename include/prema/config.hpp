@@ -1,0 +1,38 @@
+// Runtime options. Every field has a command-line form `--prema-NAME VALUE` (or
+// `--prema-NAME=VALUE`) and an environment twin `PREMA_NAME`; the flag wins.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace prema {
+
+enum class progress_mode {
+    dedicated, // the thread that called run() drives MPI; workers never touch it
+    inline_,   // idle workers take turns driving MPI (fewer threads than cores: small machines)
+};
+
+struct config {
+    int workers = 1;                           // --prema-workers: worker threads per rank
+    progress_mode progress = progress_mode::dedicated; // --prema-progress dedicated|inline
+    std::uint64_t quantum_us = 1000;           // --prema-quantum-us: preemption quantum
+    std::string lb = "none";                   // --prema-lb: load-balancing policy name
+    std::string log = "warn";                  // --prema-log: trace|debug|info|warn|error|off
+    std::size_t eager_bytes = 8192;            // --prema-eager-bytes: larger payloads go split-phase
+    std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
+    std::size_t pool_messages = 256;           // --prema-pool-messages: preallocated buffers
+    int recv_slots = 32;                       // --prema-recv-slots: pre-posted receives
+
+    // Reads PREMA_* variables, then --prema-* flags, removing the flags from argv so that
+    // the application sees only its own arguments. Throws usage_error on a bad value or an
+    // unknown --prema- option.
+    static config from_args(int& argc, char** argv);
+
+    // The same, without a command line.
+    static config from_env();
+};
+
+std::string to_string(progress_mode m);
+
+} // namespace prema

@@ -1,0 +1,122 @@
+// prema::task<T>: a lazy, move-only coroutine that produces a T.
+//
+// Nothing runs until the task is co_awaited. The awaiting coroutine resumes on the thread that
+// completed the task, through symmetric transfer, so chains of any depth use constant stack.
+// An exception escaping the task body is rethrown from co_await. The task owns its frame and
+// destroys it when the task object dies.
+#pragma once
+
+#include <coroutine>
+#include <exception>
+#include <utility>
+#include <variant>
+
+namespace prema {
+
+template <class T = void> class task;
+
+namespace detail {
+
+struct task_promise_base {
+    std::coroutine_handle<> continuation = std::noop_coroutine();
+
+    struct final_awaiter {
+        bool await_ready() const noexcept { return false; }
+        template <class P>
+        std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) const noexcept {
+            return h.promise().continuation;
+        }
+        void await_resume() const noexcept {}
+    };
+
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    final_awaiter final_suspend() const noexcept { return {}; }
+};
+
+template <class T> struct task_promise : task_promise_base {
+    std::variant<std::monostate, T, std::exception_ptr> result;
+
+    task<T> get_return_object() noexcept;
+    void unhandled_exception() noexcept { result.template emplace<2>(std::current_exception()); }
+    template <class U> void return_value(U&& v) { result.template emplace<1>(std::forward<U>(v)); }
+
+    T take() {
+        if (result.index() == 2)
+            std::rethrow_exception(std::get<2>(result));
+        return std::move(std::get<1>(result));
+    }
+};
+
+template <> struct task_promise<void> : task_promise_base {
+    std::exception_ptr error;
+
+    task<void> get_return_object() noexcept;
+    void unhandled_exception() noexcept { error = std::current_exception(); }
+    void return_void() const noexcept {}
+
+    void take() const {
+        if (error)
+            std::rethrow_exception(error);
+    }
+};
+
+} // namespace detail
+
+template <class T> class [[nodiscard]] task {
+  public:
+    using promise_type = detail::task_promise<T>;
+    using value_type = T;
+
+    task() noexcept = default;
+    explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h) {}
+    task(task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+    task& operator=(task&& o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, {});
+        }
+        return *this;
+    }
+    task(const task&) = delete;
+    task& operator=(const task&) = delete;
+    ~task() { reset(); }
+
+    bool valid() const noexcept { return bool(h_); }
+    bool done() const noexcept { return !h_ || h_.done(); }
+
+    auto operator co_await() && noexcept { return awaiter{h_}; }
+    auto operator co_await() & noexcept { return awaiter{h_}; }
+
+    // Releases ownership of the frame (used by the runtime to start detached tasks).
+    std::coroutine_handle<promise_type> release() noexcept { return std::exchange(h_, {}); }
+
+  private:
+    struct awaiter {
+        std::coroutine_handle<promise_type> h;
+        bool await_ready() const noexcept { return !h || h.done(); }
+        std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+            h.promise().continuation = awaiting;
+            return h;
+        }
+        T await_resume() { return h.promise().take(); }
+    };
+
+    void reset() noexcept {
+        if (h_)
+            h_.destroy();
+        h_ = {};
+    }
+
+    std::coroutine_handle<promise_type> h_;
+};
+
+namespace detail {
+template <class T> task<T> task_promise<T>::get_return_object() noexcept {
+    return task<T>{std::coroutine_handle<task_promise<T>>::from_promise(*this)};
+}
+inline task<void> task_promise<void>::get_return_object() noexcept {
+    return task<void>{std::coroutine_handle<task_promise<void>>::from_promise(*this)};
+}
+} // namespace detail
+
+} // namespace prema

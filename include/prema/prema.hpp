@@ -1,0 +1,14 @@
+// Everything a PREMA program needs.
+#pragma once
+
+#include "prema/config.hpp"
+#include "prema/coro/spawn.hpp"
+#include "prema/coro/task.hpp"
+#include "prema/coro/yield.hpp"
+#include "prema/error.hpp"
+#include "prema/quiescence.hpp"
+#include "prema/runtime.hpp"
+#include "prema/transport/broadcast.hpp"
+#include "prema/transport/call.hpp"
+#include "prema/transport/remote_memory.hpp"
+#include "prema/transport/send.hpp"

@@ -1,0 +1,53 @@
+// Starting and stopping the runtime.
+//
+// prema::run(argc, argv, entry) is the whole program: it initialises MPI if nobody has, runs
+// `entry` on every rank (SPMD, like an MPI main), and returns once the job is quiescent (no
+// handler running or queued, no message in flight, detected by counting waves, not timeouts).
+// prema::runtime embeds PREMA in an existing MPI code: construct it on a communicator after
+// MPI_Init, call run() for each phase, destroy it, and carry on with MPI; it never finalizes
+// MPI it did not initialise.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <mpi.h>
+
+#include "prema/config.hpp"
+#include "prema/coro/task.hpp"
+
+namespace prema {
+
+using entry_fn = std::function<task<>()>;
+
+// Rank and job size of the running runtime (-1 / 0 when none runs).
+int rank() noexcept;
+int ranks() noexcept;
+
+// The runtime's config; valid while a runtime exists on this rank.
+const config& current_config();
+
+class runtime {
+  public:
+    // Collective over `comm`, which the runtime duplicates. MPI must be initialised with a
+    // thread level that `cfg.progress` needs (FUNNELED for dedicated, SERIALIZED for inline
+    // with several workers); otherwise usage_error says which level is missing.
+    explicit runtime(MPI_Comm comm, config cfg = config::from_env());
+    ~runtime();
+    runtime(const runtime&) = delete;
+    runtime& operator=(const runtime&) = delete;
+
+    // Runs `entry` on every rank; returns at global quiescence, on every rank together.
+    // Returns 0, or 1 if a handler or entry failed on this rank (the errors are logged).
+    int run(entry_fn entry);
+
+  private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+// Parses --prema-* options out of argv, initialises MPI if needed, runs one phase and shuts
+// down. Returns 0 or 1 as runtime::run does; bad options are reported on rank 0 and give 2.
+int run(int& argc, char**& argv, entry_fn entry);
+
+} // namespace prema

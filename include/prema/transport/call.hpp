@@ -1,0 +1,107 @@
+// co_await prema::call(rank, handler, args...): runs the handler on `rank` and returns its
+// result (for a coroutine handler, its co_return value), or rethrows its exception as
+// prema::remote_error. The caller resumes on the worker that receives the reply.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "prema/transport/handler.hpp"
+
+namespace prema {
+namespace detail {
+
+// A call waiting for its reply; the reply handler finds it by token.
+struct pending_call {
+    std::coroutine_handle<> waiter;
+    void (*complete)(pending_call* self, int source, byte_reader& reply) = nullptr;
+};
+
+std::uint64_t add_pending_call(pending_call* call);
+void remove_pending_call(std::uint64_t token) noexcept;
+
+// Decodes the exception part of an error reply.
+std::exception_ptr read_remote_error(int source, byte_reader& r);
+
+template <class R> class call_awaiter : pending_call {
+  public:
+    template <class Write>
+    call_awaiter(int dest, std::uint64_t handler, Write&& write)
+        : dest_(dest), handler_(handler), msg_(acquire_message()),
+          writer_(msg_->inline_data(), eager_capacity()) {
+        try {
+            write(writer_);
+        } catch (...) {
+            release_message(msg_);
+            throw;
+        }
+        complete = &on_reply;
+    }
+    call_awaiter(call_awaiter&& o) noexcept = delete;
+    ~call_awaiter() {
+        if (msg_)
+            release_message(msg_);
+    }
+
+    bool await_ready() const noexcept { return false; }
+
+    // Nothing may touch *this once post() returns: the reply can resume the caller at once.
+    void await_suspend(std::coroutine_handle<> h) {
+        waiter = h;
+        std::uint64_t token = add_pending_call(this);
+        try {
+            post(msg_, dest_, handler_, token, writer_);
+        } catch (...) {
+            remove_pending_call(token);
+            throw;
+        }
+        msg_ = nullptr;
+    }
+
+    R await_resume() {
+        if (error_)
+            std::rethrow_exception(error_);
+        if constexpr (!std::is_void_v<R>)
+            return std::move(*value_);
+    }
+
+  private:
+    static void on_reply(pending_call* p, int source, byte_reader& r) {
+        auto* self = static_cast<call_awaiter*>(p);
+        try {
+            std::uint8_t status = 1;
+            r.read(&status, 1);
+            if (status != 0)
+                self->error_ = read_remote_error(source, r);
+            else if constexpr (!std::is_void_v<R>)
+                self->value_.emplace(read_value<R>(r));
+        } catch (...) {
+            self->error_ = std::current_exception();
+        }
+    }
+
+    struct empty {};
+    int dest_;
+    std::uint64_t handler_;
+    message* msg_;
+    byte_writer writer_;
+    std::exception_ptr error_;
+    [[no_unique_address]] std::conditional_t<std::is_void_v<R>, empty, std::optional<R>> value_;
+};
+
+} // namespace detail
+
+template <class H, class... A>
+[[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(int rank, H, A&&... args) {
+    detail::check_handler<H>();
+    detail::check_rank(rank);
+    return {rank, detail::handler_id<H>::value, [&](detail::byte_writer& w) {
+                detail::write_handler_args<H>(w, std::forward<A>(args)...);
+            }};
+}
+
+} // namespace prema

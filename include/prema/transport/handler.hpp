@@ -1,0 +1,170 @@
+// Handlers: what one rank asks another to run.
+//
+// A handler is a lambda without captures, or prema::fn<&function>. Its parameters say what the
+// message carries; its result (a value, or a task<T> for a coroutine handler) is what
+// prema::call returns. The handler's type names it: the id is a hash of the mangled type name,
+// registered before main() on every rank of the same binary, so no registration call and no
+// ordering rule exist. A message naming an id this binary does not know is refused with an error.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+#include "prema/coro/spawn.hpp"
+#include "prema/coro/task.hpp"
+#include "prema/transport/outbox.hpp"
+#include "prema/transport/serialization.hpp"
+
+namespace prema {
+
+// Wraps a free function as a handler: prema::send(rank, prema::fn<&f>, args...).
+template <auto F> struct fn_t;
+template <class R, class... A, R (*F)(A...)> struct fn_t<F> {
+    R operator()(A... a) const { return F(std::forward<A>(a)...); }
+};
+template <auto F> inline constexpr fn_t<F> fn{};
+
+namespace detail {
+
+// A received message as handlers see it. `payload` is valid only until the invoker returns.
+struct incoming {
+    int source;
+    std::uint64_t token;
+    std::span<const std::byte> payload;
+};
+
+using invoker_fn = void (*)(const incoming&);
+
+struct handler_entry {
+    std::uint64_t id;
+    std::string name; // demangled, for error messages
+    invoker_fn invoke;
+};
+
+// Registers before main(); `key` is stable across ranks of one binary. Returns the id.
+std::uint64_t register_handler(const char* key, invoker_fn invoke);
+const handler_entry* find_handler(std::uint64_t id) noexcept;
+const std::string& handler_name(std::uint64_t id) noexcept;
+
+// Replies to a call: a status byte (0: value follows, 1: exception follows), then the value.
+std::uint64_t reply_handler_id() noexcept;
+void reply_error(int dest, std::uint64_t token, std::uint64_t handler,
+                 std::exception_ptr e) noexcept;
+template <class T> void reply_value(int dest, std::uint64_t token, const T& value) {
+    post_new(dest, reply_handler_id(), token, [&](byte_writer& w) {
+        std::uint8_t ok = 0;
+        w.write(&ok, 1);
+        write_value<T>(w, value);
+    });
+}
+inline void reply_void(int dest, std::uint64_t token) {
+    post_new(dest, reply_handler_id(), token, [](byte_writer& w) {
+        std::uint8_t ok = 0;
+        w.write(&ok, 1);
+    });
+}
+
+template <class... T> struct type_list {};
+
+template <class F> struct callable_traits : callable_traits<decltype(&F::operator())> {};
+template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const> {
+    using result = R;
+    using params = type_list<std::decay_t<A>...>;
+};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...)> : callable_traits<R (C::*)(A...) const> {};
+
+template <class T> struct unwrap_task {
+    using type = T;
+    static constexpr bool is_task = false;
+};
+template <class T> struct unwrap_task<task<T>> {
+    using type = T;
+    static constexpr bool is_task = true;
+};
+
+template <class H> using handler_result = typename callable_traits<H>::result;
+// What prema::call on this handler returns.
+template <class H> using call_result = typename unwrap_task<handler_result<H>>::type;
+
+template <class H> constexpr void check_handler() {
+    static_assert(std::is_empty_v<H> && std::is_default_constructible_v<H>,
+                  "prema: a handler must be a lambda without captures or prema::fn<&function>; "
+                  "captured state cannot travel to another rank, pass it as an argument");
+}
+
+template <class H> void invoke(const incoming& in);
+
+template <class H> struct handler_id {
+    static inline const std::uint64_t value = register_handler(typeid(H).name(), &invoke<H>);
+};
+
+// Runs a coroutine handler detached; its frame owns the decoded arguments.
+template <class H, class Tuple>
+detached run_task_handler(Tuple args, int source, std::uint64_t token) {
+    using R = call_result<H>;
+    try {
+        if constexpr (std::is_void_v<R>) {
+            co_await std::apply(H{}, std::move(args));
+            if (token)
+                reply_void(source, token);
+        } else {
+            R r = co_await std::apply(H{}, std::move(args));
+            if (token)
+                reply_value(source, token, r);
+        }
+    } catch (...) {
+        if (token)
+            reply_error(source, token, handler_id<H>::value, std::current_exception());
+        else
+            report_detached_error(handler_name(handler_id<H>::value), std::current_exception());
+    }
+}
+
+template <class H, class... P> void invoke(const incoming& in, type_list<P...>) {
+    using R = handler_result<H>;
+    try {
+        byte_reader r(in.payload);
+        auto args = read_args<P...>(r);
+        if (r.remaining() != 0)
+            throw wire_error("payload has " + std::to_string(r.remaining()) +
+                             " bytes more than the handler's parameters");
+        if constexpr (unwrap_task<R>::is_task) {
+            // Resumes right here, on this worker, up to the handler's first suspension.
+            run_task_handler<H>(std::move(args), in.source, in.token).handle.resume();
+        } else if constexpr (std::is_void_v<R>) {
+            std::apply(H{}, std::move(args));
+            if (in.token)
+                reply_void(in.source, in.token);
+        } else {
+            R result = std::apply(H{}, std::move(args));
+            if (in.token)
+                reply_value(in.source, in.token, result);
+        }
+    } catch (...) {
+        if (in.token)
+            reply_error(in.source, in.token, handler_id<H>::value, std::current_exception());
+        else
+            report_detached_error(handler_name(handler_id<H>::value), std::current_exception());
+    }
+}
+
+template <class H> void invoke(const incoming& in) {
+    invoke<H>(in, typename callable_traits<H>::params{});
+}
+
+// Writes `args` as handler H's parameters.
+template <class H, class... A> void write_handler_args(byte_writer& w, A&&... args) {
+    [&]<class... P>(type_list<P...>) {
+        write_args<P...>(w, std::forward<A>(args)...);
+    }(typename callable_traits<H>::params{});
+}
+
+} // namespace detail
+} // namespace prema

@@ -1,0 +1,50 @@
+// The unit the transport moves: a pooled, fixed-size buffer holding a wire header and up to
+// `eager_bytes` of payload. Larger payloads live in `large` and travel split-phase: the header
+// first, the payload second, on a tag the header names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "prema/transport/byte_vector.hpp"
+
+namespace prema::detail {
+
+inline constexpr std::uint32_t wire_magic = 0x50524d31; // "PRM1": format version 1
+
+enum wire_flags : std::uint32_t {
+    flag_split = 1u << 0, // payload follows in a second MPI message
+};
+
+// Exactly what crosses the network in front of every payload.
+struct wire_header {
+    std::uint32_t magic;
+    std::uint32_t flags;
+    std::uint64_t handler;       // handler id (see handler.hpp)
+    std::uint64_t token;         // nonzero: a call expecting a reply with this token
+    std::uint64_t payload_bytes; // inline bytes after the header, or the split-phase size
+    std::int32_t source;
+    std::int32_t payload_tag;    // MPI tag of the split-phase payload
+};
+static_assert(sizeof(wire_header) == 40);
+
+struct message {
+    int peer = -1;                // destination (outgoing) or source (incoming)
+    int pending_sends = 0;        // progress engine only: MPI sends still using the buffers
+    byte_vector large;            // split-phase payload, empty when it fits inline
+
+    // The wire buffer lives right after this object, in the same allocation.
+    wire_header& header() noexcept { return *reinterpret_cast<wire_header*>(this + 1); }
+    std::byte* inline_data() noexcept { return reinterpret_cast<std::byte*>(&header() + 1); }
+
+    std::span<const std::byte> payload() noexcept {
+        if (header().flags & flag_split)
+            return large;
+        return {inline_data(), std::size_t(header().payload_bytes)};
+    }
+};
+static_assert(sizeof(message) % alignof(wire_header) == 0);
+
+} // namespace prema::detail

@@ -1,0 +1,42 @@
+// The transport as the templates in the public headers see it: take a pooled message, fill
+// it, post it. Defined in src/transport; valid while a runtime runs on this rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "prema/transport/message.hpp"
+#include "prema/transport/serialization.hpp"
+
+namespace prema::detail {
+
+// A pooled message; throws usage_error when no runtime runs on this rank.
+message* acquire_message();
+void release_message(message* m) noexcept;
+
+// Payload bytes that travel inside the message; more goes split-phase.
+std::size_t eager_capacity() noexcept;
+
+// Throws usage_error naming the rank and the job size if `rank` does not exist.
+void check_rank(int rank);
+
+// Posts `m` (already holding `payload`'s inline bytes) to `dest` and takes ownership of it.
+// Throws usage_error, leaving `m` with the caller, if the payload exceeds
+// --prema-max-message-bytes.
+void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
+
+// Fills a fresh message through `write(byte_writer&)` and posts it.
+template <class Write>
+void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& write) {
+    message* m = acquire_message();
+    try {
+        byte_writer w(m->inline_data(), eager_capacity());
+        write(w);
+        post(m, dest, handler, token, w);
+    } catch (...) {
+        release_message(m);
+        throw;
+    }
+}
+
+} // namespace prema::detail

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages PREMA needs. Idempotent: does nothing when all are present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin   # MPI: the wire and the process launcher
+  liburing-dev                 # asynchronous checkpoint I/O
+  libconcurrentqueue-dev       # moodycamel lock-free queues
+  libspdlog-dev                # logging
+  doctest-dev                  # tests
+  libcereal-dev                # serialization of handler arguments and objects
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,166 @@
+#include "coro/worker_pool.hpp"
+
+#include <chrono>
+#include <limits>
+#include <sched.h>
+
+#include "prema/coro/yield.hpp"
+
+namespace prema::detail {
+
+namespace {
+thread_local worker_pool* tls_pool = nullptr;
+thread_local int tls_index = -1;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+std::uint32_t next_random() {
+    thread_local std::uint32_t x = 0x9e3779b9u ^ std::uint32_t(std::hash<std::thread::id>{}(
+                                                     std::this_thread::get_id()));
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+}
+
+// Backoff ladder of an idle worker; each rung is a number of consecutive idle rounds.
+constexpr int spin_rounds = 64;
+constexpr int yield_rounds = 64 + spin_rounds;
+constexpr std::chrono::microseconds idle_sleep_inline{50};
+constexpr std::chrono::milliseconds idle_sleep_dedicated{5};
+} // namespace
+
+double ticks_per_us() {
+    static const double value = [] {
+        using clock = std::chrono::steady_clock;
+        auto t0 = clock::now();
+        auto k0 = now_ticks();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        auto k1 = now_ticks();
+        auto t1 = clock::now();
+        double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        return double(k1 - k0) / us;
+    }();
+    return value;
+}
+
+worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll)
+    : idle_poll_(std::move(idle_poll)),
+      quantum_ticks_(quantum_us == 0 ? 0 : std::uint64_t(double(quantum_us) * ticks_per_us())) {
+    for (int i = 0; i < workers; ++i)
+        workers_.push_back(std::make_unique<worker>());
+}
+
+worker_pool::~worker_pool() { stop(); }
+
+void worker_pool::start(int first) {
+    stopping_.store(false, std::memory_order_release);
+    for (int i = first; i < size(); ++i)
+        threads_.emplace_back([this, i] { run_worker(i); });
+}
+
+void worker_pool::request_stop() noexcept {
+    stopping_.store(true, std::memory_order_release);
+    for (auto& w : workers_)
+        w->park.unpark();
+}
+
+void worker_pool::stop() {
+    request_stop();
+    for (auto& t : threads_)
+        t.join();
+    threads_.clear();
+}
+
+worker_pool* worker_pool::current() noexcept { return tls_pool; }
+int worker_pool::current_index() noexcept { return tls_index; }
+
+void worker_pool::push(work_item w) {
+    active_.fetch_add(1, std::memory_order_relaxed);
+    int target = tls_pool == this ? tls_index : int(next_.fetch_add(1) % workers_.size());
+    workers_[target]->queue.enqueue(w);
+    wake_for(target);
+}
+
+void worker_pool::wake_for(int target) {
+    // The target may be busy; any sleeping worker can steal the item instead.
+    if (workers_[target]->park.sleeping()) {
+        workers_[target]->park.unpark();
+        return;
+    }
+    for (auto& w : workers_) {
+        if (w->park.sleeping()) {
+            w->park.unpark();
+            return;
+        }
+    }
+}
+
+bool worker_pool::pop(int index, work_item& w) {
+    if (workers_[index]->queue.try_dequeue(w))
+        return true;
+    int n = size();
+    if (n == 1)
+        return false;
+    int start = int(next_random() % std::uint32_t(n));
+    for (int k = 0; k < n; ++k) {
+        int victim = (start + k) % n;
+        if (victim != index && workers_[victim]->queue.try_dequeue(w))
+            return true;
+    }
+    return false;
+}
+
+bool worker_pool::any_work() const noexcept {
+    for (auto& w : workers_)
+        if (w->queue.size_approx() > 0)
+            return true;
+    return false;
+}
+
+void worker_pool::run(const work_item& w) {
+    slice_deadline = quantum_ticks_ ? now_ticks() + quantum_ticks_
+                                    : std::numeric_limits<std::uint64_t>::max();
+    w.fn(w.arg);
+    slice_deadline = std::numeric_limits<std::uint64_t>::max();
+    active_.fetch_sub(1, std::memory_order_release);
+}
+
+void worker_pool::run_worker(int index) {
+    tls_pool = this;
+    tls_index = index;
+    auto& self = *workers_[index];
+    int idle_rounds = 0;
+    while (!stopping_.load(std::memory_order_acquire)) {
+        work_item w;
+        if (pop(index, w)) {
+            run(w);
+            idle_rounds = 0;
+            continue;
+        }
+        if (idle_poll_ && idle_poll_()) {
+            idle_rounds = 0;
+            continue;
+        }
+        ++idle_rounds;
+        if (idle_rounds < spin_rounds) {
+            cpu_relax();
+        } else if (idle_rounds < yield_rounds) {
+            sched_yield();
+        } else {
+            auto timeout = idle_poll_ ? std::chrono::nanoseconds(idle_sleep_inline)
+                                      : std::chrono::nanoseconds(idle_sleep_dedicated);
+            self.park.park(timeout, [this] {
+                return any_work() || stopping_.load(std::memory_order_acquire);
+            });
+        }
+    }
+    tls_pool = nullptr;
+    tls_index = -1;
+}
+
+} // namespace prema::detail

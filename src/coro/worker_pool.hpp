@@ -1,0 +1,77 @@
+// worker_pool: the threads that run handlers on one rank.
+//
+// Each worker owns a lock-free queue (moodycamel). A worker pops its own queue first, then
+// steals from workers picked at random; with nothing to do it asks the idle hook (inline
+// progress) and backs off: spin, then sched_yield, then sleep on a futex until a push wakes it.
+// `active()` counts items queued or running; quiescence detection reads it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <concurrentqueue.h>
+
+#include "coro/parker.hpp"
+
+namespace prema::detail {
+
+// One unit of work: a coroutine to resume or a message to dispatch.
+struct work_item {
+    void (*fn)(void*);
+    void* arg;
+};
+
+class worker_pool {
+  public:
+    // idle_poll: called by idle workers; returns true if it found something to do. May be empty.
+    worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll);
+    ~worker_pool();
+
+    // Starts threads for workers [first, size()); the caller runs the others with run_worker().
+    void start(int first);
+
+    // Runs worker `index` on the calling thread until request_stop().
+    void run_worker(int index);
+
+    // Makes every worker loop return (any thread); stop() also joins the pool's threads.
+    void request_stop() noexcept;
+    void stop();
+
+    // Queues an item: on the calling worker's own queue, else round robin. Any thread.
+    void push(work_item w);
+
+    std::int64_t active() const noexcept { return active_.load(std::memory_order_acquire); }
+    int size() const noexcept { return int(workers_.size()); }
+
+    // The pool and index of the calling thread, or nullptr / -1 off the pool.
+    static worker_pool* current() noexcept;
+    static int current_index() noexcept;
+
+  private:
+    struct alignas(64) worker {
+        moodycamel::ConcurrentQueue<work_item> queue;
+        parker park;
+    };
+
+    bool pop(int index, work_item& w);
+    bool any_work() const noexcept;
+    void run(const work_item& w);
+    void wake_for(int target);
+
+    std::vector<std::unique_ptr<worker>> workers_;
+    std::vector<std::thread> threads_;
+    std::function<bool()> idle_poll_;
+    std::uint64_t quantum_ticks_;
+    std::atomic<std::int64_t> active_{0};
+    std::atomic<std::uint32_t> next_{0};
+    std::atomic<bool> stopping_{false};
+};
+
+// Ticks of detail::now_ticks() per microsecond, measured once.
+double ticks_per_us();
+
+} // namespace prema::detail

@@ -1,0 +1,277 @@
+#include "prema/runtime.hpp"
+
+#include <cxxabi.h>
+#include <fmt/format.h>
+
+#include "prema/coro/spawn.hpp"
+#include "prema/error.hpp"
+#include "prema/quiescence.hpp"
+#include "runtime/log.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace prema {
+namespace detail {
+
+namespace {
+std::atomic<runtime_state*> g_state{nullptr};
+
+const char* thread_level_name(int level) {
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+    }
+}
+
+// The thread level the configuration needs from MPI, given that the calling thread (the one
+// that constructs the runtime) becomes the progress thread or worker 0.
+int required_thread_level(const config& c) {
+    if (c.progress == progress_mode::inline_ && c.workers > 1)
+        return MPI_THREAD_SERIALIZED;
+    return MPI_THREAD_FUNNELED;
+}
+
+detached run_entry(runtime_state& st) {
+    try {
+        co_await st.entry();
+    } catch (...) {
+        report_detached_error("the entry coroutine", std::current_exception());
+    }
+    st.entries.fetch_sub(1, std::memory_order_release);
+}
+
+void on_decision(runtime_state& st, wave_result r) {
+    switch (r) {
+    case wave_result::none:
+        return;
+    case wave_result::quiescence: {
+        std::vector<std::coroutine_handle<>> ready;
+        {
+            std::lock_guard lock(st.waiters_mutex);
+            ready.swap(st.waiters);
+        }
+        for (auto h : ready)
+            st.workers->push({[](void* a) { std::coroutine_handle<>::from_address(a).resume(); },
+                              h.address()});
+        return;
+    }
+    case wave_result::deadlock:
+        if (st.entries.load() > 0)
+            report_error("the entry coroutine is still suspended, but the whole job is quiescent: "
+                         "nothing can resume it (does it await a reply nobody sends?)");
+        [[fallthrough]];
+    case wave_result::finished:
+        st.phase_over.store(true, std::memory_order_release);
+        st.workers->request_stop();
+        return;
+    }
+}
+} // namespace
+
+runtime_state::runtime_state(MPI_Comm c, config cf)
+    : cfg(std::move(cf)), pool(cfg.eager_bytes, cfg.pool_messages) {
+    MPI_Comm_dup(c, &comm);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+}
+
+runtime_state* state_or_null() noexcept { return g_state.load(std::memory_order_acquire); }
+
+runtime_state& state() {
+    auto* st = state_or_null();
+    if (!st)
+        throw usage_error("no PREMA runtime is running in this process");
+    return *st;
+}
+
+void report_error(const std::string& what) noexcept {
+    log().error("{}", what);
+    if (auto* st = state_or_null())
+        st->errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+void report_detached_error(std::string_view what, std::exception_ptr e) noexcept {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        int status = 0;
+        std::unique_ptr<char, void (*)(void*)> type(
+            abi::__cxa_demangle(abi::__cxa_current_exception_type()->name(), nullptr, nullptr,
+                                &status),
+            std::free);
+        report_error(fmt::format("{} threw {}: {}", what, status == 0 ? type.get() : "?",
+                                 x.what()));
+    } catch (...) {
+        report_error(fmt::format("{} threw a non-standard exception", what));
+    }
+}
+
+message* acquire_message() { return state().pool.acquire(); }
+
+void release_message(message* m) noexcept { state_or_null()->pool.release(m); }
+
+std::size_t eager_capacity() noexcept { return state_or_null()->cfg.eager_bytes; }
+
+void check_rank(int rank) {
+    auto& st = state();
+    if (rank < 0 || rank >= st.size)
+        throw usage_error(fmt::format("rank {} does not exist: the job has {} ranks (0..{})", rank,
+                                      st.size, st.size - 1));
+}
+
+void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+    auto& st = *state_or_null();
+    if (payload.size() > st.cfg.max_message_bytes)
+        throw usage_error(fmt::format(
+            "a message for handler {} carries {} bytes, above --prema-max-message-bytes={}",
+            handler_name(handler), payload.size(), st.cfg.max_message_bytes));
+    auto& h = m->header();
+    h.magic = wire_magic;
+    h.flags = payload.spilled() ? std::uint32_t(flag_split) : 0u;
+    h.handler = handler;
+    h.token = token;
+    h.payload_bytes = payload.size();
+    h.source = st.rank;
+    h.payload_tag = 0;
+    if (payload.spilled())
+        m->large = std::move(payload.heap());
+    m->peer = dest;
+    st.engine->post(m);
+}
+
+void reschedule(std::coroutine_handle<> h) {
+    state().workers->push(
+        {[](void* a) { std::coroutine_handle<>::from_address(a).resume(); }, h.address()});
+}
+
+void add_quiescence_waiter(std::coroutine_handle<> h) {
+    auto& st = state();
+    std::lock_guard lock(st.waiters_mutex);
+    st.waiters.push_back(h);
+}
+
+} // namespace detail
+
+int rank() noexcept {
+    auto* st = detail::state_or_null();
+    return st ? st->rank : -1;
+}
+
+int ranks() noexcept {
+    auto* st = detail::state_or_null();
+    return st ? st->size : 0;
+}
+
+const config& current_config() { return detail::state().cfg; }
+
+struct runtime::impl {
+    detail::runtime_state st;
+    impl(MPI_Comm c, config cfg) : st(c, std::move(cfg)) {}
+};
+
+runtime::runtime(MPI_Comm comm, config cfg) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+        throw usage_error("prema::runtime needs MPI to be initialised first (or use prema::run)");
+    int provided = MPI_THREAD_SINGLE, is_main = 0;
+    MPI_Query_thread(&provided);
+    MPI_Is_thread_main(&is_main);
+    int needed = detail::required_thread_level(cfg);
+    if (provided < needed || (provided == MPI_THREAD_FUNNELED && !is_main))
+        throw usage_error(fmt::format(
+            "--prema-progress={} with {} worker(s) needs MPI initialised with {} (from the "
+            "thread that creates the runtime), but MPI provides {}",
+            to_string(cfg.progress), cfg.workers, detail::thread_level_name(needed),
+            detail::thread_level_name(provided)));
+    detail::runtime_state* expected = nullptr;
+    impl_ = std::make_unique<impl>(comm, std::move(cfg));
+    auto& st = impl_->st;
+    if (!detail::g_state.compare_exchange_strong(expected, &st)) {
+        MPI_Comm_free(&st.comm);
+        throw usage_error("a PREMA runtime already runs in this process");
+    }
+    detail::init_log(st.rank, st.cfg.log);
+    bool inline_mode = st.cfg.progress == progress_mode::inline_;
+    st.engine = std::make_unique<detail::progress_engine>(
+        st.comm, st.cfg, st.pool,
+        detail::progress_engine::hooks{
+            .deliver = [&st](detail::message* m) { st.workers->push({&detail::dispatch_message, m}); },
+            .idle = [&st] { return st.workers->active() == 0; },
+            .counts =
+                [&st] {
+                    detail::local_counts c;
+                    std::lock_guard lock(st.waiters_mutex);
+                    c.waiters = st.waiters.size();
+                    c.entries = st.entries.load(std::memory_order_acquire);
+                    return c;
+                },
+            .decided = [&st](detail::wave_result r) { detail::on_decision(st, r); },
+            .error = [](const std::string& what) { detail::report_error(what); },
+        });
+    std::function<bool()> idle_poll;
+    if (inline_mode)
+        idle_poll = [e = st.engine.get()] { return e->try_poll(); };
+    st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
+                                                       std::move(idle_poll));
+    detail::log().debug("runtime up: {} ranks, {} workers, {} progress, quantum {} us", st.size,
+                        st.cfg.workers, to_string(st.cfg.progress), st.cfg.quantum_us);
+}
+
+runtime::~runtime() {
+    auto& st = impl_->st;
+    st.workers.reset();
+    st.engine.reset();
+    MPI_Comm_free(&st.comm);
+    detail::g_state.store(nullptr, std::memory_order_release);
+}
+
+int runtime::run(entry_fn entry) {
+    auto& st = impl_->st;
+    st.entry = std::move(entry);
+    st.errors.store(0);
+    st.phase_over.store(false);
+    st.entries.store(1);
+    st.engine->begin_phase();
+    st.workers->push({[](void* a) { detail::run_entry(*static_cast<detail::runtime_state*>(a))
+                                        .handle.resume(); },
+                      &st});
+    if (st.cfg.progress == progress_mode::dedicated) {
+        st.workers->start(0);
+        st.engine->run(st.phase_over);
+        st.workers->stop();
+    } else {
+        st.workers->start(1);
+        st.workers->run_worker(0);
+        st.workers->stop();
+    }
+    st.entry = nullptr;
+    return st.errors.load() > 0 ? 1 : 0;
+}
+
+int run(int& argc, char**& argv, entry_fn entry) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int provided = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    }
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    int rc = 0;
+    try {
+        config cfg = config::from_args(argc, argv);
+        runtime rt(MPI_COMM_WORLD, std::move(cfg));
+        rc = rt.run(std::move(entry));
+    } catch (const usage_error& e) {
+        if (world_rank == 0)
+            std::fprintf(stderr, "prema: %s\n", e.what());
+        rc = 2;
+    }
+    if (!initialized)
+        MPI_Finalize();
+    return rc;
+}
+
+} // namespace prema

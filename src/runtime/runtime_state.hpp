@@ -1,0 +1,57 @@
+// The state of the runtime on this rank, shared by the files of src/.
+#pragma once
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include <mpi.h>
+
+#include "coro/worker_pool.hpp"
+#include "prema/config.hpp"
+#include "prema/runtime.hpp"
+#include "prema/transport/call.hpp"
+#include "transport/message_pool.hpp"
+#include "transport/progress_engine.hpp"
+
+namespace prema::detail {
+
+struct runtime_state {
+    config cfg;
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0, size = 1;
+    message_pool pool;
+    std::unique_ptr<progress_engine> engine;
+    std::unique_ptr<worker_pool> workers;
+
+    std::atomic<int> errors{0}; // failures this phase: handler exceptions, refused messages
+
+    std::mutex calls_mutex;
+    std::unordered_map<std::uint64_t, pending_call*> calls;
+    std::uint64_t next_token = 1;
+
+    std::mutex waiters_mutex;
+    std::vector<std::coroutine_handle<>> waiters; // in co_await quiescence()
+
+    entry_fn entry;
+    std::atomic<std::uint64_t> entries{0}; // this rank's entry, while it runs
+    std::atomic<bool> phase_over{false};
+
+    runtime_state(MPI_Comm c, config cf);
+};
+
+// The running runtime; throws usage_error if there is none.
+runtime_state& state();
+runtime_state* state_or_null() noexcept;
+
+// Runs on a worker: decodes the message in `arg` and invokes its handler.
+void dispatch_message(void* arg);
+
+// Logs a failure and counts it against this phase.
+void report_error(const std::string& what) noexcept;
+
+} // namespace prema::detail

@@ -1,0 +1,55 @@
+// Broadcast relay: the message carries [root, inner handler id, inner payload]. Each rank
+// forwards it to its children in the binomial tree rooted at `root` (relative rank r has
+// children r + 2^k for every 2^k > r), then runs the inner handler as if `root` had sent it.
+#include "prema/transport/broadcast.hpp"
+
+#include <bit>
+
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail {
+
+namespace {
+
+std::uint64_t relay_id();
+
+void post_relay(int dest, std::int32_t root, std::uint64_t inner, std::span<const std::byte> body) {
+    post_new(dest, relay_id(), 0, [&](byte_writer& w) {
+        w.write(&root, sizeof root);
+        w.write(&inner, sizeof inner);
+        w.write(body.data(), body.size());
+    });
+}
+
+void on_relay(const incoming& in) {
+    byte_reader r(in.payload);
+    std::int32_t root = 0;
+    std::uint64_t inner = 0;
+    r.read(&root, sizeof root);
+    r.read(&inner, sizeof inner);
+    auto& st = state();
+    if (root < 0 || root >= st.size)
+        throw wire_error("broadcast relay names root rank " + std::to_string(root));
+    auto body = r.rest();
+    int relative = (st.rank - root + st.size) % st.size;
+    std::uint32_t step = relative == 0 ? 1 : std::bit_ceil(std::uint32_t(relative) + 1);
+    for (; relative + step < std::uint32_t(st.size); step <<= 1)
+        post_relay(int((relative + step + std::uint32_t(root)) % std::uint32_t(st.size)), root,
+                   inner, body);
+    if (auto* e = find_handler(inner))
+        e->invoke(incoming{root, 0, body});
+    else
+        throw wire_error("broadcast for unknown handler id " + std::to_string(inner));
+}
+
+const std::uint64_t relay = register_handler("prema::broadcast", &on_relay);
+std::uint64_t relay_id() { return relay; }
+
+} // namespace
+
+void start_broadcast(std::uint64_t inner, byte_writer& payload) {
+    auto& st = state();
+    post_relay(st.rank, st.rank, inner, payload.heap());
+}
+
+} // namespace prema::detail

@@ -1,0 +1,95 @@
+// prema::call's bookkeeping: outstanding calls by token, the reply handler, and how an
+// exception travels back (handler name, type name and what(); the type itself cannot).
+#include <cxxabi.h>
+#include <fmt/format.h>
+
+#include "prema/transport/call.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail {
+
+namespace {
+
+void on_reply(const incoming& in) {
+    auto& st = state();
+    pending_call* call = nullptr;
+    {
+        std::lock_guard lock(st.calls_mutex);
+        if (auto it = st.calls.find(in.token); it != st.calls.end()) {
+            call = it->second;
+            st.calls.erase(it);
+        }
+    }
+    if (!call) {
+        report_error(fmt::format("reply from rank {} for unknown call token {}", in.source,
+                                 in.token));
+        return;
+    }
+    byte_reader r(in.payload);
+    call->complete(call, in.source, r);
+    call->waiter.resume(); // on this worker; `call` may be gone once this returns
+}
+
+const std::uint64_t reply_id = register_handler("prema::reply", &on_reply);
+
+std::string current_exception_type() {
+    int status = 0;
+    auto* type = abi::__cxa_current_exception_type();
+    if (!type)
+        return "unknown exception";
+    std::unique_ptr<char, void (*)(void*)> s(
+        abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
+    return status == 0 && s ? s.get() : type->name();
+}
+
+} // namespace
+
+std::uint64_t reply_handler_id() noexcept { return reply_id; }
+
+std::uint64_t add_pending_call(pending_call* call) {
+    auto& st = state();
+    std::lock_guard lock(st.calls_mutex);
+    std::uint64_t token = st.next_token++;
+    st.calls.emplace(token, call);
+    return token;
+}
+
+void remove_pending_call(std::uint64_t token) noexcept {
+    auto& st = state();
+    std::lock_guard lock(st.calls_mutex);
+    st.calls.erase(token);
+}
+
+void reply_error(int dest, std::uint64_t token, std::uint64_t handler,
+                 std::exception_ptr e) noexcept {
+    std::string type, what;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        type = current_exception_type();
+        what = x.what();
+    } catch (...) {
+        type = current_exception_type();
+    }
+    try {
+        post_new(dest, reply_id, token, [&](byte_writer& w) {
+            std::uint8_t failed = 1;
+            w.write(&failed, 1);
+            write_value(w, handler_name(handler));
+            write_value(w, type);
+            write_value(w, what);
+        });
+    } catch (const std::exception& x) {
+        report_error(fmt::format("could not send the error of handler {} back to rank {}: {}",
+                                 handler_name(handler), dest, x.what()));
+    }
+}
+
+std::exception_ptr read_remote_error(int source, byte_reader& r) {
+    auto handler = read_value<std::string>(r);
+    auto type = read_value<std::string>(r);
+    auto what = read_value<std::string>(r);
+    return std::make_exception_ptr(remote_error(source, handler, type, what));
+}
+
+} // namespace prema::detail

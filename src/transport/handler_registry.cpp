@@ -1,0 +1,61 @@
+// Handler ids: FNV-1a of a key that is the same on every rank of one binary (the mangled type
+// name of the handler). Registration happens during static initialisation, before any rank can
+// receive a message; afterwards the table is only read, so lookups take no lock.
+#include <cstdio>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
+#include "prema/transport/handler.hpp"
+
+namespace prema::detail {
+
+namespace {
+std::unordered_map<std::uint64_t, handler_entry>& table() {
+    static std::unordered_map<std::uint64_t, handler_entry> t;
+    return t;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : s) {
+        h ^= std::uint8_t(c);
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+std::string demangle(const char* key) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> s(abi::__cxa_demangle(key, nullptr, nullptr, &status),
+                                             std::free);
+    return status == 0 && s ? std::string(s.get()) : std::string(key);
+}
+} // namespace
+
+std::uint64_t register_handler(const char* key, invoker_fn invoke) {
+    std::uint64_t id = fnv1a(key);
+    auto [it, inserted] = table().try_emplace(id, handler_entry{id, demangle(key), invoke});
+    if (!inserted && it->second.invoke != invoke) {
+        std::fprintf(stderr, "prema: handlers %s and %s hash to the same id %#llx; rename one\n",
+                     it->second.name.c_str(), demangle(key).c_str(),
+                     static_cast<unsigned long long>(id));
+        std::abort();
+    }
+    return id;
+}
+
+const handler_entry* find_handler(std::uint64_t id) noexcept {
+    auto it = table().find(id);
+    return it == table().end() ? nullptr : &it->second;
+}
+
+const std::string& handler_name(std::uint64_t id) noexcept {
+    static const std::string unknown = "<unknown handler>";
+    auto* e = find_handler(id);
+    return e ? e->name : unknown;
+}
+
+} // namespace prema::detail

@@ -1,0 +1,48 @@
+#include "transport/message_pool.hpp"
+
+#include <new>
+
+#include "runtime/log.hpp"
+
+namespace prema::detail {
+
+message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate)
+    : eager_(eager_bytes), next_report_(2 * std::max<std::size_t>(preallocate, 1)) {
+    for (std::size_t i = 0; i < preallocate; ++i)
+        free_.enqueue(allocate());
+}
+
+message_pool::~message_pool() {
+    for (message* m : all_) {
+        m->~message();
+        ::operator delete(m, std::align_val_t{alignof(message)});
+    }
+}
+
+message* message_pool::allocate() {
+    void* raw = ::operator new(sizeof(message) + wire_bytes(), std::align_val_t{alignof(message)});
+    auto* m = new (raw) message;
+    std::lock_guard lock(grow_mutex_);
+    all_.push_back(m);
+    if (all_.size() == next_report_) {
+        log().debug("message pool grew to {} buffers", all_.size());
+        next_report_ *= 2;
+    }
+    return m;
+}
+
+message* message_pool::acquire() {
+    message* m;
+    if (!free_.try_dequeue(m))
+        m = allocate();
+    m->header().flags = 0;
+    return m;
+}
+
+void message_pool::release(message* m) noexcept {
+    m->peer = -1;
+    byte_vector().swap(m->large); // a split-phase payload's memory goes back now
+    free_.enqueue(m);
+}
+
+} // namespace prema::detail

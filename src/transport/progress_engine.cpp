@@ -1,0 +1,253 @@
+#include "transport/progress_engine.hpp"
+
+#include <chrono>
+#include <sched.h>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "prema/error.hpp"
+
+namespace prema::detail {
+
+namespace {
+// Idle ladder of the dedicated thread: busy polls, then polls with sched_yield, then sleeps
+// that double from the first to the last value until something happens.
+constexpr int spin_polls = 512;
+constexpr int yield_polls = 512 + spin_polls;
+constexpr std::chrono::microseconds first_sleep{20}, longest_sleep{200};
+} // namespace
+
+progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
+    : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)), detector_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    int* tag_ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found);
+    if (found && tag_ub)
+        max_tag_ = *tag_ub;
+    slots_.resize(std::size_t(cfg_.recv_slots));
+    slot_requests_.assign(slots_.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+        slots_[i] = pool_.acquire();
+        post_receive(int(i));
+    }
+}
+
+progress_engine::~progress_engine() {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+        MPI_Cancel(&slot_requests_[i]);
+        MPI_Wait(&slot_requests_[i], MPI_STATUS_IGNORE);
+        pool_.release(slots_[i]);
+    }
+    // Quiescence means every message arrived; the sends only need their completion noted.
+    MPI_Waitall(int(op_requests_.size()), op_requests_.data(), MPI_STATUSES_IGNORE);
+    for (auto& o : ops_)
+        if (!o.incoming && --o.msg->pending_sends == 0)
+            pool_.release(o.msg);
+    message* m;
+    while (outbox_.try_dequeue(m))
+        pool_.release(m);
+}
+
+void progress_engine::post_receive(int slot) {
+    MPI_Irecv(&slots_[std::size_t(slot)]->header(), int(pool_.wire_bytes()), MPI_BYTE,
+              MPI_ANY_SOURCE, tag_header, comm_, &slot_requests_[std::size_t(slot)]);
+}
+
+void progress_engine::post(message* m) {
+    sent_.fetch_add(1, std::memory_order_relaxed);
+    if (m->peer == rank_) {
+        count_received(m);
+        return;
+    }
+    outbox_.enqueue(m);
+    if (cfg_.progress == progress_mode::inline_) {
+        std::unique_lock lock(poll_mutex_, std::try_to_lock);
+        if (lock.owns_lock())
+            flush_outbox();
+    } else {
+        wake();
+    }
+}
+
+bool progress_engine::flush_outbox() {
+    bool moved = false;
+    message* batch[64];
+    std::size_t n;
+    while ((n = outbox_.try_dequeue_bulk(batch, 64)) > 0) {
+        for (std::size_t i = 0; i < n; ++i)
+            start_send(batch[i]);
+        moved = true;
+    }
+    return moved;
+}
+
+void progress_engine::count_received(message* m) {
+    hooks_.deliver(m);
+    received_.fetch_add(1, std::memory_order_release);
+}
+
+void progress_engine::start_send(message* m) {
+    auto& h = m->header();
+    bool split = h.flags & flag_split;
+    int header_bytes = int(sizeof(wire_header) + (split ? 0 : h.payload_bytes));
+    if (split) {
+        h.payload_tag = next_payload_tag_;
+        next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
+    }
+    m->pending_sends = split ? 2 : 1;
+    add_op(m, false);
+    MPI_Isend(&h, header_bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
+    if (split) {
+        add_op(m, false);
+        MPI_Isend(m->large.data(), int(m->large.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
+                  &op_requests_.back());
+    }
+}
+
+void progress_engine::reject(message* m, int source, const std::string& why) {
+    hooks_.error(fmt::format("refused a message from rank {}: {}", source, why));
+    pool_.release(m);
+    received_.fetch_add(1, std::memory_order_release);
+}
+
+void progress_engine::on_header(message* m, const MPI_Status& status) {
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    int source = status.MPI_SOURCE;
+    auto& h = m->header();
+    m->peer = source;
+    if (std::size_t(count) < sizeof(wire_header))
+        return reject(m, source,
+                      fmt::format("truncated header: {} bytes, a header has {}", count,
+                                  sizeof(wire_header)));
+    if (h.magic != wire_magic)
+        return reject(m, source,
+                      fmt::format("garbled header: magic {:#x} is not PREMA's {:#x}", h.magic,
+                                  wire_magic));
+    if (h.source != source)
+        return reject(m, source, fmt::format("garbled header: claims to come from rank {}", h.source));
+    if (h.payload_bytes > cfg_.max_message_bytes)
+        return reject(m, source,
+                      fmt::format("payload of {} bytes is above --prema-max-message-bytes={}",
+                                  h.payload_bytes, cfg_.max_message_bytes));
+    if (!(h.flags & flag_split)) {
+        if (h.payload_bytes != std::uint64_t(count) - sizeof(wire_header))
+            return reject(m, source,
+                          fmt::format("garbled header: says {} payload bytes, carries {}",
+                                      h.payload_bytes, count - int(sizeof(wire_header))));
+        return count_received(m);
+    }
+    if (std::size_t(count) != sizeof(wire_header) || h.payload_tag < first_payload_tag)
+        return reject(m, source, "garbled split-phase header");
+    m->large.resize(h.payload_bytes);
+    add_op(m, true);
+    MPI_Irecv(m->large.data(), int(h.payload_bytes), MPI_BYTE, source, h.payload_tag, comm_,
+              &op_requests_.back());
+}
+
+bool progress_engine::poll_headers() {
+    bool moved = false;
+    for (std::size_t n = 0; n < slots_.size(); ++n) {
+        int done = 0;
+        MPI_Status status;
+        MPI_Test(&slot_requests_[head_], &done, &status);
+        if (!done)
+            break;
+        message* m = slots_[head_];
+        slots_[head_] = pool_.acquire();
+        post_receive(int(head_));
+        head_ = (head_ + 1) % slots_.size();
+        on_header(m, status);
+        moved = true;
+    }
+    return moved;
+}
+
+void progress_engine::on_op_done(const op& o) {
+    if (o.incoming)
+        count_received(o.msg);
+    else if (--o.msg->pending_sends == 0)
+        pool_.release(o.msg);
+}
+
+bool progress_engine::poll_ops() {
+    if (ops_.empty())
+        return false;
+    int count = 0;
+    done_indices_.resize(op_requests_.size());
+    MPI_Testsome(int(op_requests_.size()), op_requests_.data(), &count, done_indices_.data(),
+                 MPI_STATUSES_IGNORE);
+    if (count <= 0)
+        return false;
+    for (int i = 0; i < count; ++i)
+        on_op_done(ops_[std::size_t(done_indices_[std::size_t(i)])]);
+    // Completed requests are MPI_REQUEST_NULL now; keep the rest in order.
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+        if (op_requests_[i] == MPI_REQUEST_NULL)
+            continue;
+        ops_[out] = ops_[i];
+        op_requests_[out] = op_requests_[i];
+        ++out;
+    }
+    ops_.resize(out);
+    op_requests_.resize(out);
+    return true;
+}
+
+bool progress_engine::poll_waves() {
+    bool idle = hooks_.idle() && outbox_.size_approx() == 0;
+    local_counts c;
+    if (idle && !detector_.wave_in_flight()) {
+        c = hooks_.counts();
+        c.sent = sent();
+        c.received = received();
+    }
+    auto r = detector_.poll(idle, c);
+    if (r == wave_result::none)
+        return false;
+    hooks_.decided(r);
+    return true;
+}
+
+bool progress_engine::poll() {
+    bool moved = flush_outbox();
+    moved |= poll_headers();
+    moved |= poll_ops();
+    if (!moved)
+        moved = poll_waves();
+    return moved;
+}
+
+bool progress_engine::try_poll() {
+    std::unique_lock lock(poll_mutex_, std::try_to_lock);
+    return lock.owns_lock() && poll();
+}
+
+void progress_engine::run(const std::atomic<bool>& stop) {
+    int idle = 0;
+    auto sleep = first_sleep;
+    while (!stop.load(std::memory_order_acquire)) {
+        if (poll()) {
+            idle = 0;
+            sleep = first_sleep;
+            continue;
+        }
+        ++idle;
+        if (idle < spin_polls)
+            continue;
+        if (idle < yield_polls) {
+            sched_yield();
+            continue;
+        }
+        parker_.park(sleep, [&] {
+            return outbox_.size_approx() > 0 || stop.load(std::memory_order_acquire);
+        });
+        sleep = std::min(sleep * 2, longest_sleep);
+    }
+}
+
+} // namespace prema::detail

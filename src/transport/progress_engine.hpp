@@ -1,0 +1,115 @@
+// progress_engine: the one place where a rank talks to MPI.
+//
+// Outgoing: workers post messages into a lock-free queue; poll() starts MPI_Isend for each
+// (header, then the payload split-phase on its own tag when it does not fit inline) and
+// returns buffers to the pool as sends complete. Incoming: a ring of pre-posted MPI_Irecv for
+// headers, all alike, so MPI fills them in posting order and testing the head keeps arrival
+// order; a split-phase header makes poll() post the payload receive at once. Complete messages
+// go to `deliver`. poll() also runs the termination waves.
+//
+// poll() runs on one thread at a time: the dedicated progress thread, or (inline mode) an idle
+// worker that won try_poll()'s lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include <concurrentqueue.h>
+#include <mpi.h>
+
+#include "coro/parker.hpp"
+#include "prema/config.hpp"
+#include "transport/message_pool.hpp"
+#include "transport/termination.hpp"
+
+namespace prema::detail {
+
+class progress_engine {
+  public:
+    struct hooks {
+        std::function<void(message*)> deliver; // a complete incoming message
+        std::function<bool()> idle;             // nothing queued or running on this rank
+        std::function<local_counts()> counts;   // waiters and entries for the waves
+        std::function<void(wave_result)> decided;
+        std::function<void(const std::string&)> error; // a message was refused
+    };
+
+    progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h);
+    ~progress_engine();
+
+    int rank() const noexcept { return rank_; }
+    int size() const noexcept { return size_; }
+
+    // Queues `m` (header filled) for sending. Any thread. Loopback messages go straight to
+    // `deliver`. In inline mode the poster also starts the send if no one else is polling, so
+    // that busy workers do not hold messages back.
+    void post(message* m);
+
+    // One sweep over everything in flight; true if anything moved. MPI thread only.
+    bool poll();
+
+    // poll() if no other thread is polling (inline mode).
+    bool try_poll();
+
+    // Polls with backoff until `stop` is set (the dedicated progress thread's loop).
+    void run(const std::atomic<bool>& stop);
+
+    // Starts a phase: termination waves begin afresh.
+    void begin_phase() { detector_.reset(); }
+
+    std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
+    std::uint64_t received() const noexcept { return received_.load(std::memory_order_acquire); }
+
+    // Wakes the dedicated thread if it sleeps.
+    void wake() noexcept { parker_.unpark(); }
+
+  private:
+    static constexpr int tag_header = 1;
+    static constexpr int first_payload_tag = 2;
+
+    struct op {
+        message* msg;
+        bool incoming; // a split-phase payload receive, else one of a message's sends
+    };
+
+    void start_send(message* m);
+    void add_op(message* m, bool incoming) {
+        ops_.push_back({m, incoming});
+        op_requests_.push_back(MPI_REQUEST_NULL);
+    }
+    bool flush_outbox();
+    void post_receive(int slot);
+    void on_header(message* m, const MPI_Status& status);
+    void on_op_done(const op& o);
+    void count_received(message* m);
+    bool poll_headers();
+    bool poll_ops();
+    bool poll_waves();
+    void reject(message* m, int source, const std::string& why);
+
+    MPI_Comm comm_;
+    int rank_ = 0, size_ = 1;
+    const config& cfg_;
+    message_pool& pool_;
+    hooks hooks_;
+
+    moodycamel::ConcurrentQueue<message*> outbox_;
+    std::vector<message*> slots_;
+    std::vector<MPI_Request> slot_requests_;
+    std::size_t head_ = 0;
+    std::vector<op> ops_;                  // parallel to op_requests_
+    std::vector<MPI_Request> op_requests_;
+    std::vector<int> done_indices_;
+    int next_payload_tag_ = first_payload_tag;
+    int max_tag_ = 32767;
+
+    termination_detector detector_;
+    std::atomic<std::uint64_t> sent_{0}, received_{0};
+    std::mutex poll_mutex_;
+    parker parker_;
+};
+
+} // namespace prema::detail

@@ -1,0 +1,51 @@
+// termination_detector: knows when the whole job has gone quiet.
+//
+// Counting waves (Mattern's four-counter method, with waves as non-blocking all-reduces): a rank
+// joins a wave only while it is idle, contributing how many messages it has sent and received.
+// Two consecutive waves with equal sums (sent == received, unchanged in between) prove that no
+// message was in flight and no rank did anything between them: the job is quiescent.
+// Runs on the MPI thread only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include <mpi.h>
+
+namespace prema::detail {
+
+struct local_counts {
+    std::uint64_t sent = 0;
+    std::uint64_t received = 0;
+    std::uint64_t waiters = 0; // coroutines in co_await quiescence()
+    std::uint64_t entries = 0; // entry coroutines that have not finished
+};
+
+enum class wave_result {
+    none,       // nothing decided yet
+    quiescence, // quiet, and some rank awaits quiescence(): release the waiters
+    finished,   // quiet, and every entry has finished: the phase is over
+    deadlock,   // quiet, but entries remain suspended on something that can never happen
+};
+
+class termination_detector {
+  public:
+    explicit termination_detector(MPI_Comm comm) : comm_(comm) {}
+    ~termination_detector();
+
+    // Starts a new phase: forgets the previous wave.
+    void reset() noexcept { have_previous_ = false; }
+
+    // One step: joins a wave if `idle` (reading `counts` only then), tests the wave in flight.
+    wave_result poll(bool idle, const local_counts& counts);
+
+    bool wave_in_flight() const noexcept { return request_ != MPI_REQUEST_NULL; }
+
+  private:
+    MPI_Comm comm_;
+    MPI_Request request_ = MPI_REQUEST_NULL;
+    std::array<std::uint64_t, 4> mine_{}, sums_{}, previous_{};
+    bool have_previous_ = false;
+};
+
+} // namespace prema::detail
