@@ -6,6 +6,7 @@
 #include "prema/coro/task.hpp"
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
+#include "prema/objects/objects.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/runtime.hpp"
 #include "prema/transport/broadcast.hpp"

@@ -120,12 +120,17 @@ void check_rank(int rank) {
                                       st.size, st.size - 1));
 }
 
-void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
-    auto& st = *state_or_null();
+void check_payload(std::uint64_t handler, const byte_writer& payload) {
+    auto& st = state();
     if (payload.size() > st.cfg.max_message_bytes)
         throw usage_error(fmt::format(
             "a message for handler {} carries {} bytes, above --prema-max-message-bytes={}",
             handler_name(handler), payload.size(), st.cfg.max_message_bytes));
+}
+
+void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+    check_payload(handler, payload);
+    auto& st = *state_or_null();
     auto& h = m->header();
     h.magic = wire_magic;
     h.flags = payload.spilled() ? std::uint32_t(flag_split) : 0u;
@@ -221,6 +226,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
 
 runtime::~runtime() {
     auto& st = impl_->st;
+    for (auto& f : st.at_shutdown)
+        f();
     st.workers.reset();
     st.engine.reset();
     MPI_Comm_free(&st.comm);

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <coroutine>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,8 @@ struct runtime_state {
 
     std::mutex waiters_mutex;
     std::vector<std::coroutine_handle<>> waiters; // in co_await quiescence()
+
+    std::vector<std::function<void()>> at_shutdown; // upper layers free their state
 
     entry_fn entry;
     std::atomic<std::uint64_t> entries{0}; // this rank's entry, while it runs

@@ -54,12 +54,6 @@ std::uint64_t add_pending_call(pending_call* call) {
     return token;
 }
 
-void remove_pending_call(std::uint64_t token) noexcept {
-    auto& st = state();
-    std::lock_guard lock(st.calls_mutex);
-    st.calls.erase(token);
-}
-
 void reply_error(int dest, std::uint64_t token, std::uint64_t handler,
                  std::exception_ptr e) noexcept {
     std::string type, what;

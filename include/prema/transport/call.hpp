@@ -22,19 +22,21 @@ struct pending_call {
 };
 
 std::uint64_t add_pending_call(pending_call* call);
-void remove_pending_call(std::uint64_t token) noexcept;
 
 // Decodes the exception part of an error reply.
 std::exception_ptr read_remote_error(int source, byte_reader& r);
 
+// The request is serialized when the awaiter is made. A call that is never awaited is still
+// delivered (as a send, its result dropped), so that object sequence numbers have no gaps.
 template <class R> class call_awaiter : pending_call {
   public:
+    // `write(w)` fills the payload and returns the destination rank.
     template <class Write>
-    call_awaiter(int dest, std::uint64_t handler, Write&& write)
-        : dest_(dest), handler_(handler), msg_(acquire_message()),
-          writer_(msg_->inline_data(), eager_capacity()) {
+    call_awaiter(std::uint64_t handler, Write&& write)
+        : handler_(handler), msg_(acquire_message()), writer_(msg_->inline_data(), eager_capacity()) {
         try {
-            write(writer_);
+            dest_ = write(writer_);
+            check_payload(handler_, writer_);
         } catch (...) {
             release_message(msg_);
             throw;
@@ -44,7 +46,7 @@ template <class R> class call_awaiter : pending_call {
     call_awaiter(call_awaiter&& o) noexcept = delete;
     ~call_awaiter() {
         if (msg_)
-            release_message(msg_);
+            post(msg_, dest_, handler_, 0, writer_);
     }
 
     bool await_ready() const noexcept { return false; }
@@ -52,14 +54,7 @@ template <class R> class call_awaiter : pending_call {
     // Nothing may touch *this once post() returns: the reply can resume the caller at once.
     void await_suspend(std::coroutine_handle<> h) {
         waiter = h;
-        std::uint64_t token = add_pending_call(this);
-        try {
-            post(msg_, dest_, handler_, token, writer_);
-        } catch (...) {
-            remove_pending_call(token);
-            throw;
-        }
-        msg_ = nullptr;
+        post(std::exchange(msg_, nullptr), dest_, handler_, add_pending_call(this), writer_);
     }
 
     R await_resume() {
@@ -85,7 +80,7 @@ template <class R> class call_awaiter : pending_call {
     }
 
     struct empty {};
-    int dest_;
+    int dest_ = -1;
     std::uint64_t handler_;
     message* msg_;
     byte_writer writer_;
@@ -99,8 +94,9 @@ template <class H, class... A>
 [[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(int rank, H, A&&... args) {
     detail::check_handler<H>();
     detail::check_rank(rank);
-    return {rank, detail::handler_id<H>::value, [&](detail::byte_writer& w) {
+    return {detail::handler_id<H>::value, [&](detail::byte_writer& w) {
                 detail::write_handler_args<H>(w, std::forward<A>(args)...);
+                return rank;
             }};
 }
 

@@ -28,6 +28,14 @@ template <auto F> struct fn_t;
 template <class R, class... A, R (*F)(A...)> struct fn_t<F> {
     R operator()(A... a) const { return F(std::forward<A>(a)...); }
 };
+// Member functions become object handlers: prema::send(mp, prema::fn<&T::method>, args...);
+// a const member function asks for shared access, any other for exclusive access.
+template <class C, class R, class... A, R (C::*F)(A...)> struct fn_t<F> {
+    R operator()(C& self, A... a) const { return (self.*F)(std::forward<A>(a)...); }
+};
+template <class C, class R, class... A, R (C::*F)(A...) const> struct fn_t<F> {
+    R operator()(const C& self, A... a) const { return (self.*F)(std::forward<A>(a)...); }
+};
 template <auto F> inline constexpr fn_t<F> fn{};
 
 namespace detail {
@@ -76,6 +84,7 @@ template <class F> struct callable_traits : callable_traits<decltype(&F::operato
 template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const> {
     using result = R;
     using params = type_list<std::decay_t<A>...>;
+    using raw_params = type_list<A...>;
 };
 template <class C, class R, class... A>
 struct callable_traits<R (C::*)(A...)> : callable_traits<R (C::*)(A...) const> {};

@@ -34,6 +34,9 @@ struct message {
     int peer = -1;                // destination (outgoing) or source (incoming)
     int pending_sends = 0;        // progress engine only: MPI sends still using the buffers
     byte_vector large;            // split-phase payload, empty when it fits inline
+    // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
+    // are exactly the first `raw_bytes` bytes of the buffer, header or not, never split.
+    int raw_bytes = -1;
 
     // The wire buffer lives right after this object, in the same allocation.
     wire_header& header() noexcept { return *reinterpret_cast<wire_header*>(this + 1); }

@@ -20,9 +20,11 @@ std::size_t eager_capacity() noexcept;
 // Throws usage_error naming the rank and the job size if `rank` does not exist.
 void check_rank(int rank);
 
+// Throws usage_error if the payload exceeds --prema-max-message-bytes.
+void check_payload(std::uint64_t handler, const byte_writer& payload);
+
 // Posts `m` (already holding `payload`'s inline bytes) to `dest` and takes ownership of it.
-// Throws usage_error, leaving `m` with the caller, if the payload exceeds
-// --prema-max-message-bytes.
+// Throws usage_error, leaving `m` with the caller, if check_payload fails.
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
 
 // Fills a fresh message through `write(byte_writer&)` and posts it.

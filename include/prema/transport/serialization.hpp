@@ -53,6 +53,11 @@ class byte_writer {
         size_ += n;
     }
 
+    // Overwrites bytes already written (a header reserved before the body was known).
+    void patch(std::size_t offset, const void* p, std::size_t n) noexcept {
+        std::memcpy((spilled_ ? heap_.data() : inline_) + offset, p, n);
+    }
+
     std::size_t size() const noexcept { return size_; }
     bool spilled() const noexcept { return spilled_; }
     byte_vector& heap() noexcept { return heap_; }
@@ -144,11 +149,14 @@ template <class T> void CEREAL_LOAD_FUNCTION_NAME(input_archive& ar, cereal::Bin
 template <class T>
 inline constexpr bool is_bitwise = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>;
 
+// Pointers are excluded explicitly: cereal declares a serialize() for raw pointers (whose body
+// is a static_assert), so its traits call them serializable.
 template <class T>
 inline constexpr bool is_sendable =
-    is_bitwise<T> || (cereal::traits::is_output_serializable<T, output_archive>::value &&
-                      cereal::traits::is_input_serializable<T, input_archive>::value &&
-                      std::is_default_constructible_v<T>);
+    !std::is_pointer_v<T> &&
+    (is_bitwise<T> || (cereal::traits::is_output_serializable<T, output_archive>::value &&
+                       cereal::traits::is_input_serializable<T, input_archive>::value &&
+                       std::is_default_constructible_v<T>));
 
 template <class T> void write_value(byte_writer& w, const T& v) {
     static_assert(is_sendable<T>,

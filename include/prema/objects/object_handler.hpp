@@ -1,0 +1,112 @@
+// Object handlers: code that runs where a mobile object lives, with access to it.
+//
+// An object handler is a handler (a lambda without captures, or prema::fn<&T::method>) whose
+// first parameter is the object: `T&` asks for exclusive access, `const T&` for shared access.
+// Exclusive handlers on one object never overlap; shared ones may run together on several
+// workers; a handler keeps its access while suspended in co_await.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+#include "prema/coro/task.hpp"
+#include "prema/transport/handler.hpp"
+
+namespace prema {
+
+enum class access : std::uint8_t { shared, exclusive };
+inline constexpr access shared = access::shared;
+inline constexpr access exclusive = access::exclusive;
+
+namespace detail {
+
+// A queued object message as its handler sees it; `payload` lives until the task finishes.
+struct object_call {
+    void* object;
+    int origin;          // the rank that sent it
+    std::uint64_t token; // nonzero: origin awaits a reply
+    std::span<const std::byte> payload;
+};
+
+// Runs one object message: decodes the arguments, runs the handler, replies if asked.
+using object_invoker = task<> (*)(object_call call);
+
+struct object_handler_entry {
+    std::uint64_t id;
+    std::string name;
+    object_invoker invoke;
+    access mode;
+};
+
+std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode);
+const object_handler_entry* find_object_handler(std::uint64_t id) noexcept;
+
+template <class Params> struct object_params;
+template <class H> struct object_traits : object_params<typename callable_traits<H>::raw_params> {};
+template <class Self, class... A> struct object_params<type_list<Self, A...>> {
+    static_assert(std::is_lvalue_reference_v<Self>,
+                  "prema: an object handler's first parameter must be T& (exclusive access) or "
+                  "const T& (shared access)");
+    using object = std::remove_cvref_t<Self>;
+    using args = type_list<std::decay_t<A>...>;
+    static constexpr access mode =
+        std::is_const_v<std::remove_reference_t<Self>> ? access::shared : access::exclusive;
+};
+
+template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
+    using Obj = typename object_traits<H>::object;
+    using R = call_result<H>;
+    byte_reader r(c.payload);
+    try {
+        auto args = read_args<P...>(r);
+        if (r.remaining() != 0)
+            throw wire_error("payload has " + std::to_string(r.remaining()) +
+                             " bytes more than the handler's parameters");
+        auto run = [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+            return H{}(*static_cast<Obj*>(c.object), std::get<I>(std::move(args))...);
+        };
+        if constexpr (unwrap_task<handler_result<H>>::is_task) {
+            if constexpr (std::is_void_v<R>) {
+                co_await run(std::index_sequence_for<P...>{});
+                if (c.token)
+                    reply_void(c.origin, c.token);
+            } else {
+                R v = co_await run(std::index_sequence_for<P...>{});
+                if (c.token)
+                    reply_value(c.origin, c.token, v);
+            }
+        } else if constexpr (std::is_void_v<R>) {
+            run(std::index_sequence_for<P...>{});
+            if (c.token)
+                reply_void(c.origin, c.token);
+        } else {
+            R v = run(std::index_sequence_for<P...>{});
+            if (c.token)
+                reply_value(c.origin, c.token, v);
+        }
+    } catch (...) {
+        if (c.token)
+            reply_error(c.origin, c.token, 0, std::current_exception());
+        else
+            throw;
+    }
+}
+
+template <class H> task<> object_invoke(object_call c) {
+    return object_invoke<H>(c, typename object_traits<H>::args{});
+}
+
+template <class H> struct object_handler_id {
+    static inline const std::uint64_t value = register_object_handler(
+        typeid(H).name(), &object_invoke<H>, object_traits<H>::mode);
+};
+
+template <class H, class... A> void write_object_args(byte_writer& w, A&&... args) {
+    [&]<class... P>(type_list<P...>) {
+        write_args<P...>(w, std::forward<A>(args)...);
+    }(typename object_traits<H>::args{});
+}
+
+} // namespace detail
+} // namespace prema

@@ -1,0 +1,202 @@
+// The Mobile Object Layer's user calls. Code talks to objects, never to ranks:
+//
+//   auto mp = co_await prema::create<subdomain>(rank, args...);     // mobile_ptr<subdomain>
+//   co_await prema::send(mp, prema::fn<&subdomain::refine>, 1e-3);  // wherever it lives now
+//   double e = co_await prema::call(mp, prema::fn<&subdomain::error>);
+//   co_await prema::migrate(mp, other_rank);
+//   { auto g = co_await prema::acquire(mp, prema::exclusive); g->cells.clear(); }
+//   co_await prema::destroy(mp);
+//
+// Messages from one rank to one object run in the order they were sent, even while the
+// object migrates. A message to a destroyed object or a pointer nobody created is an error:
+// prema::call rethrows it, a send reports it on the rank that finds it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "prema/coro/yield.hpp"
+#include "prema/objects/mobile_ptr.hpp"
+#include "prema/objects/object_handler.hpp"
+#include "prema/objects/object_type.hpp"
+#include "prema/transport/call.hpp"
+
+namespace prema {
+namespace detail {
+
+enum class object_op : std::uint16_t { user, migrate, destroy, acquire };
+
+// In front of every object message's arguments.
+struct object_header {
+    object_id id;
+    std::uint64_t seq;     // per (origin rank, object), from 0
+    std::uint64_t handler; // object handler id (op user)
+    std::int32_t origin;   // the rank that sent it
+    std::uint16_t hops;    // forwards so far
+    object_op op;
+};
+static_assert(sizeof(object_header) == 40);
+
+// The transport handler that routes object messages.
+std::uint64_t object_message_id() noexcept;
+
+// Reserves room for the header at the start of `w`.
+void begin_object_message(byte_writer& w);
+
+// Checks the size, assigns the next sequence number for `id`, fills the header in and returns
+// the best-guess rank of the object. Throws usage_error for a null pointer.
+int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w);
+
+// Registers a new object on this rank and names it.
+object_id adopt_local_object(void* obj, const object_type& type);
+
+// Releases access taken by acquire().
+void release_access(std::uint64_t record, access mode) noexcept;
+
+template <class T, class... A> struct create_handler {
+    object_id operator()(A... a) const {
+        return adopt_local_object(new T(std::move(a)...), object_type_of<T>::value);
+    }
+};
+
+template <class H, class... A> void post_object_message(object_id id, A&&... args) {
+    message* m = acquire_message();
+    try {
+        byte_writer w(m->inline_data(), eager_capacity());
+        begin_object_message(w);
+        write_object_args<H>(w, std::forward<A>(args)...);
+        int dest = finish_object_message(id, object_op::user, object_handler_id<H>::value, w);
+        post(m, dest, object_message_id(), 0, w);
+    } catch (...) {
+        release_message(m);
+        throw;
+    }
+}
+
+template <class T> constexpr void check_mobile() {
+    static_assert(is_mobile<T>, "prema: a mobile object type must be default constructible and "
+                                "have `template <class Archive> void serialize(Archive&)` (or "
+                                "cereal save/load functions) so that it can migrate");
+}
+
+template <class R, class Write>
+call_awaiter<R> object_call_awaiter(object_id id, object_op op, std::uint64_t handler,
+                                    Write&& write) {
+    return {object_message_id(), [&](byte_writer& w) {
+                begin_object_message(w);
+                write(w);
+                return finish_object_message(id, op, handler, w);
+            }};
+}
+
+} // namespace detail
+
+// Creates a T from `args` on `rank` and returns its mobile pointer.
+template <class T, class... A> task<mobile_ptr<T>> create(int rank, A... args) {
+    detail::check_mobile<T>();
+    object_id id = co_await call(rank, detail::create_handler<T, std::decay_t<A>...>{}, args...);
+    co_return mobile_ptr<T>(id);
+}
+
+// Creates a T here, without messages.
+template <class T, class... A> mobile_ptr<T> make_mobile(A&&... args) {
+    detail::check_mobile<T>();
+    return mobile_ptr<T>(detail::adopt_local_object(new T(std::forward<A>(args)...),
+                                                    detail::object_type_of<T>::value));
+}
+
+// Runs `handler(object, args...)` where the object lives; ordered per sending rank.
+template <class T, class H, class... A>
+[[nodiscard]] yield_awaiter send(mobile_ptr<T> mp, H, A&&... args) {
+    detail::check_handler<H>();
+    static_assert(std::is_same_v<typename detail::object_traits<H>::object, T>,
+                  "prema: the handler's first parameter must be the pointed-to object type");
+    detail::post_object_message<H>(mp.id(), std::forward<A>(args)...);
+    return yield_point();
+}
+
+// As send, and returns the handler's result (or rethrows its exception).
+template <class T, class H, class... A>
+[[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(mobile_ptr<T> mp, H,
+                                                                A&&... args) {
+    detail::check_handler<H>();
+    static_assert(std::is_same_v<typename detail::object_traits<H>::object, T>,
+                  "prema: the handler's first parameter must be the pointed-to object type");
+    return detail::object_call_awaiter<detail::call_result<H>>(
+        mp.id(), detail::object_op::user, detail::object_handler_id<H>::value,
+        [&](detail::byte_writer& w) { detail::write_object_args<H>(w, std::forward<A>(args)...); });
+}
+
+// Moves the object to `rank` once the handlers sent before this call have run; its pending
+// handlers go with it. Resumes when it is installed there.
+template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
+    detail::check_rank(rank);
+    co_await detail::object_call_awaiter<void>(mp.id(), detail::object_op::migrate, 0,
+                                               [&](detail::byte_writer& w) {
+                                                   std::int32_t r = rank;
+                                                   w.write(&r, sizeof r);
+                                               });
+}
+
+// Destroys the object after the handlers sent before this call have run.
+template <class T> task<> destroy(mobile_ptr<T> mp) {
+    co_await detail::object_call_awaiter<void>(mp.id(), detail::object_op::destroy, 0,
+                                               [](detail::byte_writer&) {});
+}
+
+// Access to an object held by local code; released when the guard dies.
+template <class T> class object_guard {
+  public:
+    object_guard(T* obj, std::uint64_t record, access mode) noexcept
+        : obj_(obj), record_(record), mode_(mode) {}
+    object_guard(object_guard&& o) noexcept
+        : obj_(std::exchange(o.obj_, nullptr)), record_(o.record_), mode_(o.mode_) {}
+    object_guard& operator=(object_guard&&) = delete;
+    ~object_guard() {
+        if (obj_)
+            detail::release_access(record_, mode_);
+    }
+    T* operator->() const noexcept { return obj_; }
+    T& operator*() const noexcept { return *obj_; }
+    T* get() const noexcept { return obj_; }
+
+  private:
+    T* obj_;
+    std::uint64_t record_;
+    access mode_;
+};
+
+// Brings the object to this rank (after the handlers sent before) and holds `mode` access
+// until the guard dies. Holding exclusive access to several objects: acquire in a fixed order.
+template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode = exclusive) {
+    // The reply names the object's local record; the object sits right after it (see
+    // src/objects/object_record.hpp).
+    std::pair<std::uint64_t, std::uint64_t> at = co_await detail::object_call_awaiter<
+        std::pair<std::uint64_t, std::uint64_t>>(mp.id(), detail::object_op::acquire, 0,
+                                                 [&](detail::byte_writer& w) {
+                                                     w.write(&mode, sizeof mode);
+                                                 });
+    co_return object_guard<T>(reinterpret_cast<T*>(at.second), at.first, mode);
+}
+
+// PREMA's multicast: brings every object to this rank, holds them all exclusively, runs
+// `handler(std::span<T* const> objects, args...)` here and returns its result.
+template <class T, class H, class... A>
+auto multicast(std::vector<mobile_ptr<T>> objects, H handler, A... args)
+    -> task<std::remove_cvref_t<decltype(handler(std::span<T* const>{}, args...))>> {
+    std::sort(objects.begin(), objects.end()); // one global order: no deadlock between callers
+    objects.erase(std::unique(objects.begin(), objects.end()), objects.end());
+    std::vector<object_guard<T>> guards;
+    std::vector<T*> ptrs;
+    for (auto mp : objects) {
+        guards.push_back(co_await acquire(mp, exclusive));
+        ptrs.push_back(guards.back().get());
+    }
+    co_return handler(std::span<T* const>(ptrs), args...);
+}
+
+} // namespace prema

@@ -1,0 +1,70 @@
+#include "objects/directory.hpp"
+
+namespace prema::detail {
+
+directory::entry& directory::at(shard& s, object_id id) {
+    auto [it, inserted] = s.map.try_emplace(id);
+    if (inserted)
+        it->second.where.rank = id.creator;
+    return it->second;
+}
+
+location directory::find(object_id id) {
+    auto& s = shard_of(id);
+    std::lock_guard lock(s.mutex);
+    auto it = s.map.find(id);
+    if (it == s.map.end())
+        return location{id.creator, 0, nullptr, false, false};
+    return it->second.where;
+}
+
+std::pair<std::uint64_t, location> directory::next_send(object_id id) {
+    auto& s = shard_of(id);
+    std::lock_guard lock(s.mutex);
+    auto& e = at(s, id);
+    return {e.next_seq++, e.where};
+}
+
+void directory::set_local(object_id id, int here, record_ptr r, std::uint64_t moves) {
+    auto& s = shard_of(id);
+    std::lock_guard lock(s.mutex);
+    at(s, id).where = location{here, moves, std::move(r), false, true};
+}
+
+void directory::set_remote(object_id id, int rank, std::uint64_t moves) {
+    auto& s = shard_of(id);
+    std::lock_guard lock(s.mutex);
+    at(s, id).where = location{rank, moves, nullptr, false, true};
+}
+
+void directory::set_destroyed(object_id id) {
+    auto& s = shard_of(id);
+    std::lock_guard lock(s.mutex);
+    auto& e = at(s, id);
+    e.where.local = nullptr;
+    e.where.destroyed = true;
+    e.where.known = true;
+}
+
+void directory::update_if_newer(object_id id, int rank, std::uint64_t moves) {
+    auto& s = shard_of(id);
+    std::lock_guard lock(s.mutex);
+    auto& e = at(s, id);
+    if (e.where.local || e.where.destroyed || (e.where.known && moves <= e.where.moves))
+        return;
+    e.where = location{rank, moves, nullptr, false, true};
+}
+
+std::vector<record_ptr> directory::clear() {
+    std::vector<record_ptr> local;
+    for (auto& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (auto& [id, e] : s.map)
+            if (e.where.local)
+                local.push_back(std::move(e.where.local));
+        s.map.clear();
+    }
+    return local;
+}
+
+} // namespace prema::detail

@@ -1,0 +1,59 @@
+// directory: where this rank believes each mobile object lives.
+//
+// No home node: an unknown object is looked for at its creator. Entries change only on the
+// ranks a creation or migration involves, and lazily on a sender when a forwarded message of
+// its arrives (update_if_newer, which discards updates older than what it knows by the
+// object's move count). Sharded, one mutex per shard: workers never share a global lock.
+// Entries are never removed (a destroyed object leaves a tombstone that names the error).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "objects/object_record.hpp"
+
+namespace prema::detail {
+
+struct location {
+    int rank = -1;          // best guess
+    std::uint64_t moves = 0;
+    record_ptr local;       // set when the object lives here
+    bool destroyed = false;
+    bool known = false;     // false: never heard of it (rank is the creator)
+};
+
+class directory {
+  public:
+    location find(object_id id);
+
+    // The next outgoing sequence number from this rank to `id`, and where to send.
+    std::pair<std::uint64_t, location> next_send(object_id id);
+
+    void set_local(object_id id, int here, record_ptr r, std::uint64_t moves);
+    void set_remote(object_id id, int rank, std::uint64_t moves);
+    void set_destroyed(object_id id);
+    void update_if_newer(object_id id, int rank, std::uint64_t moves);
+
+    // Forgets everything (runtime shutdown); returns the local records.
+    std::vector<record_ptr> clear();
+
+  private:
+    struct entry {
+        location where;
+        std::uint64_t next_seq = 0;
+    };
+    struct alignas(64) shard {
+        std::mutex mutex;
+        std::unordered_map<object_id, entry> map;
+    };
+    shard& shard_of(object_id id) { return shards_[std::hash<object_id>{}(id) % shards_.size()]; }
+    static entry& at(shard& s, object_id id);
+
+    std::array<shard, 64> shards_;
+};
+
+} // namespace prema::detail

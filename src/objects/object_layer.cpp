@@ -1,0 +1,458 @@
+// The Mobile Object Layer: routing with forwarding and lazy directory updates, ordered
+// delivery, access privileges, migration and destruction.
+#include <atomic>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "objects/directory.hpp"
+#include "prema/objects/objects.hpp"
+#include "runtime/log.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail {
+
+namespace {
+
+constexpr int max_hops = 64;
+
+struct object_layer {
+    directory dir;
+    std::atomic<std::uint64_t> next_serial{0};
+    runtime_state* hooked = nullptr; // the runtime whose shutdown frees our objects
+};
+
+object_layer& layer() {
+    static object_layer l;
+    return l;
+}
+
+template <class V> std::unordered_map<std::uint64_t, V>& table() {
+    static std::unordered_map<std::uint64_t, V> t;
+    return t;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : s) {
+        h ^= std::uint8_t(c);
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+std::string describe(object_id id) { return fmt::format("object <{}:{}>", id.creator, id.serial); }
+
+std::uint64_t message_id();
+std::uint64_t install_id();
+std::uint64_t update_id();
+
+// A message that cannot reach its object: the caller gets the error, a send is reported here.
+void fail(const object_entry& e, const std::string& why) {
+    if (e.token)
+        reply_error(e.header.origin, e.token, 0, std::make_exception_ptr(usage_error(why)));
+    else
+        report_error(fmt::format("message from rank {} dropped: {}", e.header.origin, why));
+}
+
+void write_entry(byte_writer& w, const object_entry& e) {
+    w.write(&e.header, sizeof e.header);
+    w.write(&e.token, sizeof e.token);
+    std::uint64_t n = e.payload.size();
+    w.write(&n, sizeof n);
+    w.write(e.payload.data(), e.payload.size());
+}
+
+object_entry read_entry(byte_reader& r) {
+    object_entry e;
+    r.read(&e.header, sizeof e.header);
+    r.read(&e.token, sizeof e.token);
+    std::uint64_t n = 0;
+    r.read(&n, sizeof n);
+    if (n > r.remaining())
+        throw wire_error("migration payload: entry of " + std::to_string(n) + " bytes truncated");
+    e.payload.resize(n);
+    r.read(e.payload.data(), n);
+    return e;
+}
+
+void forward(object_entry e, int dest) {
+    if (e.header.hops >= max_hops)
+        return fail(e, describe(e.header.id) + " not found after " + std::to_string(max_hops) +
+                           " forwards");
+    ++e.header.hops;
+    post_new(dest, message_id(), e.token, [&](byte_writer& w) {
+        w.write(&e.header, sizeof e.header);
+        w.write(e.payload.data(), e.payload.size());
+    });
+}
+
+void accept(const record_ptr& rec, object_entry e, bool run_here);
+
+// Sends `e` where this rank believes its object is.
+void route(object_entry e) {
+    auto loc = layer().dir.find(e.header.id);
+    if (loc.local)
+        return accept(loc.local, std::move(e), true);
+    if (loc.destroyed)
+        return fail(e, describe(e.header.id) + " was destroyed");
+    int here = rank();
+    if (!loc.known && e.header.id.creator == here)
+        return fail(e, "dangling mobile pointer: rank " + std::to_string(here) +
+                           " never created " + describe(e.header.id));
+    if (loc.rank < 0 || loc.rank >= ranks() || loc.rank == here)
+        return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
+                           " names no existing rank");
+    forward(std::move(e), loc.rank);
+}
+
+access mode_of(const object_entry& e) {
+    switch (e.header.op) {
+    case object_op::user:
+        if (auto* h = find_object_handler(e.header.handler))
+            return h->mode;
+        return access::exclusive;
+    case object_op::acquire:
+        if (e.header.origin == rank() && !e.payload.empty())
+            return access(e.payload[0]);
+        return access::exclusive;
+    default:
+        return access::exclusive;
+    }
+}
+
+// Serializes the object with everything pending on it and posts it to `dest`. Record locked.
+void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
+    post_new(dest, install_id(), 0, [&](byte_writer& w) {
+        w.write(&rec.id, sizeof rec.id);
+        w.write(&rec.type->id, sizeof rec.type->id);
+        std::uint64_t moves = rec.moves + 1;
+        w.write(&moves, sizeof moves);
+        w.write(&reply_to, sizeof reply_to);
+        w.write(&token, sizeof token);
+        std::uint32_t n = std::uint32_t(rec.expected.size());
+        w.write(&n, sizeof n);
+        for (auto& [origin, seq] : rec.expected) {
+            w.write(&origin, sizeof origin);
+            w.write(&seq, sizeof seq);
+        }
+        n = std::uint32_t(rec.early.size());
+        w.write(&n, sizeof n);
+        for (auto& [key, e] : rec.early)
+            write_entry(w, e);
+        n = std::uint32_t(rec.ready.size());
+        w.write(&n, sizeof n);
+        for (auto& e : rec.ready)
+            write_entry(w, e);
+        rec.type->save(rec.object, w);
+    });
+    rec.type->destroy(rec.object);
+    rec.object = nullptr;
+    rec.early.clear();
+    rec.ready.clear();
+    rec.gone_to = dest;
+    layer().dir.set_remote(rec.id, dest, rec.moves + 1);
+}
+
+void destroy_object(object_record& rec, const object_entry& request) {
+    rec.type->destroy(rec.object);
+    rec.object = nullptr;
+    rec.gone_to = -2;
+    layer().dir.set_destroyed(rec.id);
+    if (request.token)
+        reply_void(request.header.origin, request.token);
+    for (auto& e : rec.ready)
+        fail(e, describe(rec.id) + " was destroyed");
+    for (auto& [key, e] : rec.early)
+        fail(e, describe(rec.id) + " was destroyed");
+    rec.ready.clear();
+    rec.early.clear();
+}
+
+detached run_handler(record_ptr rec, object_entry e, const object_handler_entry* h, access mode);
+
+// Starts what may start from the front of `ready`. Handlers found startable run on this
+// thread when `run_here` (message arrival), else go to the worker pool.
+void schedule(const record_ptr& rec, bool run_here) {
+    std::vector<std::pair<object_entry, access>> starts;
+    {
+        std::lock_guard lock(rec->mutex);
+        while (!rec->ready.empty() && rec->gone_to == -1) {
+            auto& head = rec->ready.front();
+            access mode = mode_of(head);
+            bool idle = !rec->exclusive_running && rec->shared_running == 0;
+            if ((mode == access::exclusive && !idle) || rec->exclusive_running)
+                break;
+            object_entry e = std::move(head);
+            rec->ready.pop_front();
+            int here = rank();
+            switch (e.header.op) {
+            case object_op::migrate: {
+                std::int32_t dest = -1;
+                if (e.payload.size() == sizeof dest)
+                    std::memcpy(&dest, e.payload.data(), sizeof dest);
+                if (dest < 0 || dest >= ranks()) {
+                    fail(e, "migration to rank " + std::to_string(dest) + " which does not exist");
+                } else if (dest == here) {
+                    if (e.token)
+                        reply_void(e.header.origin, e.token);
+                } else {
+                    ship(*rec, dest, e.header.origin, e.token);
+                }
+                continue;
+            }
+            case object_op::destroy:
+                destroy_object(*rec, e);
+                continue;
+            case object_op::acquire:
+                if (e.header.origin != here) {
+                    rec->ready.push_front(std::move(e)); // travels at the head, starts there
+                    ship(*rec, rec->ready.front().header.origin, -1, 0);
+                    continue;
+                }
+                break;
+            case object_op::user:
+                break;
+            }
+            if (mode == access::exclusive)
+                rec->exclusive_running = true;
+            else
+                ++rec->shared_running;
+            starts.emplace_back(std::move(e), mode);
+        }
+    }
+    for (auto& [e, mode] : starts) {
+        if (e.header.op == object_op::acquire) {
+            reply_value(e.header.origin, e.token,
+                        std::pair<std::uint64_t, std::uint64_t>(
+                            reinterpret_cast<std::uint64_t>(rec.get()),
+                            reinterpret_cast<std::uint64_t>(rec->object)));
+            continue;
+        }
+        auto* h = find_object_handler(e.header.handler);
+        auto d = run_handler(rec, std::move(e), h, mode);
+        if (run_here)
+            d.handle.resume();
+        else
+            reschedule(d.handle);
+        run_here = false; // one inline start per arrival keeps the stack flat
+    }
+}
+
+void finish(const record_ptr& rec, access mode) {
+    {
+        std::lock_guard lock(rec->mutex);
+        if (mode == access::exclusive)
+            rec->exclusive_running = false;
+        else
+            --rec->shared_running;
+    }
+    schedule(rec, false);
+}
+
+detached run_handler(record_ptr rec, object_entry e, const object_handler_entry* h, access mode) {
+    if (!h) {
+        fail(e, fmt::format("rank {} has no object handler with id {:#x}", rank(),
+                            e.header.handler));
+    } else {
+        try {
+            co_await h->invoke(object_call{rec->object, e.header.origin, e.token, e.payload});
+        } catch (...) {
+            report_detached_error(h->name, std::current_exception());
+        }
+    }
+    finish(rec, mode);
+}
+
+// In-order admission: early messages wait, duplicates are dropped.
+void accept(const record_ptr& rec, object_entry e, bool run_here) {
+    int here = rank();
+    if (e.header.hops > 0 && e.header.origin != here) {
+        // Lazy update: the origin learns where the object is from its forwarded message.
+        object_id id = e.header.id;
+        std::uint64_t moves = rec->moves;
+        post_new(e.header.origin, update_id(), 0, [&](byte_writer& w) {
+            w.write(&id, sizeof id);
+            w.write(&here, sizeof here);
+            w.write(&moves, sizeof moves);
+        });
+    }
+    {
+        std::unique_lock lock(rec->mutex);
+        if (rec->gone_to == -2) {
+            lock.unlock();
+            return fail(e, describe(rec->id) + " was destroyed");
+        }
+        if (rec->gone_to >= 0) {
+            int dest = rec->gone_to;
+            lock.unlock();
+            return forward(std::move(e), dest);
+        }
+        auto origin = e.header.origin;
+        auto& expected = rec->expected[origin];
+        if (e.header.seq < expected) {
+            log().debug("duplicate message {} from rank {} to {} dropped", e.header.seq, origin,
+                        describe(rec->id));
+            return;
+        }
+        if (e.header.seq > expected) {
+            rec->early.emplace(std::pair(origin, e.header.seq), std::move(e));
+            return;
+        }
+        rec->ready.push_back(std::move(e));
+        ++expected;
+        for (auto it = rec->early.find({origin, expected}); it != rec->early.end();
+             it = rec->early.find({origin, expected})) {
+            rec->ready.push_back(std::move(it->second));
+            rec->early.erase(it);
+            ++expected;
+        }
+    }
+    schedule(rec, run_here);
+}
+
+void on_message(const incoming& in) {
+    byte_reader r(in.payload);
+    object_entry e;
+    r.read(&e.header, sizeof e.header);
+    e.token = in.token;
+    auto rest = r.rest();
+    e.payload.assign(rest.begin(), rest.end());
+    route(std::move(e));
+}
+
+void on_install(const incoming& in) {
+    byte_reader r(in.payload);
+    auto rec = std::make_shared<object_record>();
+    std::uint64_t type_id = 0;
+    std::int32_t reply_to = -1;
+    std::uint64_t token = 0;
+    r.read(&rec->id, sizeof rec->id);
+    r.read(&type_id, sizeof type_id);
+    r.read(&rec->moves, sizeof rec->moves);
+    r.read(&reply_to, sizeof reply_to);
+    r.read(&token, sizeof token);
+    rec->type = find_object_type(type_id);
+    if (!rec->type)
+        throw wire_error(fmt::format("migration of {} names unknown type id {:#x}",
+                                     describe(rec->id), type_id));
+    std::uint32_t n = 0;
+    r.read(&n, sizeof n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::int32_t origin = 0;
+        std::uint64_t seq = 0;
+        r.read(&origin, sizeof origin);
+        r.read(&seq, sizeof seq);
+        rec->expected[origin] = seq;
+    }
+    r.read(&n, sizeof n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        auto e = read_entry(r);
+        rec->early.emplace(std::pair(e.header.origin, e.header.seq), std::move(e));
+    }
+    r.read(&n, sizeof n);
+    for (std::uint32_t i = 0; i < n; ++i)
+        rec->ready.push_back(read_entry(r));
+    rec->object = rec->type->load(r);
+    layer().dir.set_local(rec->id, rank(), rec, rec->moves);
+    if (token)
+        reply_void(reply_to, token);
+    schedule(rec, false);
+}
+
+void on_update(const incoming& in) {
+    byte_reader r(in.payload);
+    object_id id;
+    std::int32_t where = 0;
+    std::uint64_t moves = 0;
+    r.read(&id, sizeof id);
+    r.read(&where, sizeof where);
+    r.read(&moves, sizeof moves);
+    layer().dir.update_if_newer(id, where, moves);
+}
+
+const std::uint64_t message_handler = register_handler("prema::object_message", &on_message);
+const std::uint64_t install_handler = register_handler("prema::object_install", &on_install);
+const std::uint64_t update_handler = register_handler("prema::object_update", &on_update);
+std::uint64_t message_id() { return message_handler; }
+std::uint64_t install_id() { return install_handler; }
+std::uint64_t update_id() { return update_handler; }
+
+// Frees this rank's objects when the runtime that holds them shuts down.
+void hook_shutdown() {
+    auto& st = state();
+    if (layer().hooked == &st)
+        return;
+    layer().hooked = &st;
+    st.at_shutdown.push_back([] {
+        for (auto& rec : layer().dir.clear())
+            if (rec->object)
+                rec->type->destroy(rec->object);
+        layer().hooked = nullptr;
+    });
+}
+
+} // namespace
+
+std::uint64_t object_message_id() noexcept { return message_handler; }
+
+const object_type& register_object_type(const char* key, void (*destroy)(void*),
+                                        void (*save)(const void*, byte_writer&),
+                                        void* (*load)(byte_reader&)) {
+    std::uint64_t id = fnv1a(key);
+    auto [it, inserted] =
+        table<object_type>().try_emplace(id, object_type{id, key, destroy, save, load});
+    return it->second;
+}
+
+const object_type* find_object_type(std::uint64_t id) noexcept {
+    auto it = table<object_type>().find(id);
+    return it == table<object_type>().end() ? nullptr : &it->second;
+}
+
+std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode) {
+    std::uint64_t id = fnv1a(key);
+    table<object_handler_entry>().try_emplace(id, object_handler_entry{id, key, invoke, mode});
+    return id;
+}
+
+const object_handler_entry* find_object_handler(std::uint64_t id) noexcept {
+    auto it = table<object_handler_entry>().find(id);
+    return it == table<object_handler_entry>().end() ? nullptr : &it->second;
+}
+
+void begin_object_message(byte_writer& w) {
+    static constexpr std::byte room[sizeof(object_header)] = {};
+    w.write(room, sizeof room);
+}
+
+int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w) {
+    if (id.null())
+        throw usage_error("message to a null mobile_ptr");
+    check_payload(message_handler, w);
+    auto [seq, loc] = layer().dir.next_send(id);
+    object_header h{id, seq, handler, rank(), 0, op};
+    w.patch(0, &h, sizeof h);
+    // Errors (destroyed, dangling) are found by routing, so such messages go through here.
+    if (loc.local || loc.destroyed || loc.rank < 0 || loc.rank >= ranks())
+        return rank();
+    return loc.rank;
+}
+
+object_id adopt_local_object(void* obj, const object_type& type) {
+    hook_shutdown();
+    auto rec = std::make_shared<object_record>();
+    rec->id = object_id{rank(), 0, ++layer().next_serial};
+    rec->object = obj;
+    rec->type = &type;
+    layer().dir.set_local(rec->id, rank(), rec, 0);
+    return rec->id;
+}
+
+void release_access(std::uint64_t record, access mode) noexcept {
+    auto* rec = reinterpret_cast<object_record*>(record);
+    finish(rec->shared_from_this(), mode);
+}
+
+} // namespace prema::detail

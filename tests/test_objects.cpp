@@ -1,0 +1,128 @@
+// Mobile Object Layer: create/send/call/migrate/destroy, ordered delivery through a migration
+// storm, access privileges, forwarding chains that collapse.
+#include <atomic>
+#include <random>
+
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <prema/prema.hpp>
+
+namespace {
+
+struct counter_obj {
+    std::vector<std::int64_t> last; // per sender: last number seen
+    std::int64_t received = 0;
+    std::int64_t violations = 0;
+    int hops_seen = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(last, received, violations); }
+};
+
+void count(counter_obj& o, int from, std::int64_t n) {
+    if (o.last.empty())
+        o.last.assign(std::size_t(prema::ranks()), -1);
+    if (n != o.last[std::size_t(from)] + 1)
+        ++o.violations;
+    o.last[std::size_t(from)] = n;
+    ++o.received;
+}
+
+std::pair<std::int64_t, std::int64_t> stats(const counter_obj& o) {
+    return {o.received, o.violations};
+}
+
+int all_ranks_sum(int v) {
+    int sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+// Every rank's objects, gathered everywhere between phases.
+std::vector<prema::mobile_ptr<counter_obj>> gather(const std::vector<prema::mobile_ptr<counter_obj>>& mine) {
+    int n = int(mine.size() * sizeof(prema::object_id)), size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::vector<prema::mobile_ptr<counter_obj>> all(mine.size() * std::size_t(size));
+    MPI_Allgather(mine.data(), n, MPI_BYTE, all.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+    return all;
+}
+
+} // namespace
+
+TEST_CASE("create, send, call, migrate, destroy") {
+    prema::runtime rt(MPI_COMM_WORLD);
+    int failures = 0;
+    int rc = rt.run([&]() -> prema::task<> {
+        int me = prema::rank(), n = prema::ranks();
+        auto mp = co_await prema::create<counter_obj>((me + 1) % n);
+        CHECK(mp.creator() == (me + 1) % n);
+        for (int i = 0; i < 5; ++i)
+            co_await prema::send(mp, prema::fn<&count>, me, std::int64_t(i));
+        co_await prema::migrate(mp, (me + 2) % n);
+        auto [received, violations] = co_await prema::call(mp, prema::fn<&stats>);
+        CHECK(received == 5);
+        CHECK(violations == 0);
+        co_await prema::destroy(mp);
+        try {
+            co_await prema::call(mp, prema::fn<&stats>);
+            ++failures;
+        } catch (const prema::remote_error& e) {
+            CHECK(std::string(e.what()).find("destroyed") != std::string::npos);
+        }
+        try {
+            co_await prema::send(prema::mobile_ptr<counter_obj>{}, prema::fn<&count>, 0, std::int64_t(0));
+            ++failures;
+        } catch (const prema::usage_error&) {
+        }
+        // A pointer nobody created.
+        prema::mobile_ptr<counter_obj> dangling(prema::object_id{0, 0, 999999});
+        try {
+            co_await prema::call(dangling, prema::fn<&stats>);
+            ++failures;
+        } catch (const prema::remote_error& e) {
+            CHECK(std::string(e.what()).find("dangling") != std::string::npos);
+        }
+    });
+    CHECK(rc == 0);
+    CHECK(failures == 0);
+}
+
+TEST_CASE("migration storm: every message exactly once, in order per sender") {
+    constexpr int objects_per_rank = 250, messages = 8;
+    prema::config cfg;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    std::vector<prema::mobile_ptr<counter_obj>> mine;
+    rt.run([&]() -> prema::task<> {
+        for (int i = 0; i < objects_per_rank; ++i)
+            mine.push_back(prema::make_mobile<counter_obj>());
+        co_return;
+    });
+    auto all = gather(mine);
+    std::atomic<int> migrations{0};
+    CHECK(rt.run([&]() -> prema::task<> {
+        std::mt19937 rng(unsigned(prema::rank()) * 7919u + 1);
+        for (std::int64_t k = 0; k < messages; ++k) {
+            for (auto mp : all) {
+                co_await prema::send(mp, prema::fn<&count>, prema::rank(), k);
+                if (rng() % 4 == 0) {
+                    prema::spawn(prema::migrate(mp, int(rng() % unsigned(prema::ranks()))));
+                    migrations.fetch_add(1);
+                }
+            }
+        }
+    }) == 0);
+    std::int64_t bad = 0;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() != 0)
+            co_return;
+        for (auto mp : all) {
+            auto [received, violations] = co_await prema::call(mp, prema::fn<&stats>);
+            if (received != std::int64_t(prema::ranks()) * messages || violations != 0)
+                ++bad;
+        }
+    }) == 0);
+    CHECK(bad == 0);
+    int total = all_ranks_sum(migrations.load());
+    MESSAGE("objects: " << all.size() << ", migrations: " << total);
+    CHECK(total > 1000);
+}
