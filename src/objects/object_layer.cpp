@@ -20,6 +20,7 @@ constexpr int max_hops = 64;
 struct object_layer {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
+    std::atomic<std::uint64_t> forwards{0};
     runtime_state* hooked = nullptr; // the runtime whose shutdown frees our objects
 };
 
@@ -78,6 +79,7 @@ object_entry read_entry(byte_reader& r) {
 }
 
 void forward(object_entry e, int dest) {
+    layer().forwards.fetch_add(1, std::memory_order_relaxed);
     if (e.header.hops >= max_hops)
         return fail(e, describe(e.header.id) + " not found after " + std::to_string(max_hops) +
                            " forwards");
@@ -222,7 +224,10 @@ void schedule(const record_ptr& rec, bool run_here) {
             starts.emplace_back(std::move(e), mode);
         }
     }
-    for (auto& [e, mode] : starts) {
+    // The first handler runs on this thread after the others are queued, so that shared
+    // handlers really run side by side.
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+        auto& [e, mode] = starts[(i + 1) % starts.size()];
         if (e.header.op == object_op::acquire) {
             reply_value(e.header.origin, e.token,
                         std::pair<std::uint64_t, std::uint64_t>(
@@ -232,11 +237,11 @@ void schedule(const record_ptr& rec, bool run_here) {
         }
         auto* h = find_object_handler(e.header.handler);
         auto d = run_handler(rec, std::move(e), h, mode);
-        if (run_here)
+        // One inline start per arrival, never from finish(): keeps the stack flat.
+        if (run_here && i + 1 == starts.size())
             d.handle.resume();
         else
             reschedule(d.handle);
-        run_here = false; // one inline start per arrival keeps the stack flat
     }
 }
 
@@ -396,6 +401,13 @@ void hook_shutdown() {
 } // namespace
 
 std::uint64_t object_message_id() noexcept { return message_handler; }
+
+int where(object_id id) {
+    auto loc = layer().dir.find(id);
+    return loc.destroyed ? -1 : loc.rank;
+}
+
+std::uint64_t forward_count() noexcept { return layer().forwards.load(); }
 
 const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void (*save)(const void*, byte_writer&),

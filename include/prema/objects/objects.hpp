@@ -54,6 +54,10 @@ int finish_object_message(object_id id, object_op op, std::uint64_t handler, byt
 // Registers a new object on this rank and names it.
 object_id adopt_local_object(void* obj, const object_type& type);
 
+// This rank's best guess of where `id` lives (-1: destroyed), and its forwards so far.
+int where(object_id id);
+std::uint64_t forward_count() noexcept;
+
 // Releases access taken by acquire().
 void release_access(std::uint64_t record, access mode) noexcept;
 
@@ -101,6 +105,10 @@ template <class T, class... A> task<mobile_ptr<T>> create(int rank, A... args) {
     object_id id = co_await call(rank, detail::create_handler<T, std::decay_t<A>...>{}, args...);
     co_return mobile_ptr<T>(id);
 }
+
+// This rank's best guess of the object's rank, from its directory (no messages): exact if
+// the object lives here, possibly stale otherwise. -1 for a destroyed object.
+template <class T> int where(mobile_ptr<T> mp) { return detail::where(mp.id()); }
 
 // Creates a T here, without messages.
 template <class T, class... A> mobile_ptr<T> make_mobile(A&&... args) {
