@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include <concurrentqueue.h>
@@ -47,6 +48,12 @@ class progress_engine {
     // `deliver`. In inline mode the poster also starts the send if no one else is polling, so
     // that busy workers do not hold messages back.
     void post(message* m);
+
+    // Fault injection for tests: queues a message whose wire bytes are exactly `bytes` (at most
+    // the pool's wire_bytes()), sent over MPI even to this rank. It counts as sent, like any
+    // message, so that the receiver's refusal (which counts it as received) keeps quiescence
+    // exact. Any thread.
+    void post_raw(int dest, std::span<const std::byte> bytes);
 
     // One sweep over everything in flight; true if anything moved. MPI thread only.
     bool poll();

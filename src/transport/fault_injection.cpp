@@ -1,0 +1,11 @@
+#include "transport/fault_injection.hpp"
+
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail {
+
+void inject_raw(int dest, std::span<const std::byte> bytes) {
+    state().engine->post_raw(dest, bytes);
+}
+
+} // namespace prema::detail

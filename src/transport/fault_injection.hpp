@@ -1,0 +1,16 @@
+// Fault injection for the test suite: puts arbitrary bytes on the wire, where the runtime
+// expects a message header, to check that garbage is refused with an error instead of a crash
+// or a hang. Private to the library and its tests; not part of the public API.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace prema::detail {
+
+// Sends exactly `bytes` (at most sizeof(wire_header) + eager_bytes) to `dest` as if they were
+// a message; the message counts as sent for quiescence. Needs a running runtime; throws
+// usage_error otherwise or if `dest` or the size is out of range. Any thread.
+void inject_raw(int dest, std::span<const std::byte> bytes);
+
+} // namespace prema::detail
