@@ -87,6 +87,10 @@ void worker_pool::push(work_item w) {
 }
 
 void worker_pool::wake_for(int target) {
+    // Orders the enqueue before the sleeping() loads below (the waker's half of the parker
+    // protocol). Without it the store can sit in the store buffer while we read a stale
+    // "awake", the worker parks without seeing the item, and it waits out its timeout.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     // The target may be busy; any sleeping worker can steal the item instead.
     if (workers_[target]->park.sleeping()) {
         workers_[target]->park.unpark();

@@ -1,0 +1,243 @@
+// prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <prema/config.hpp>
+#include <prema/error.hpp>
+
+namespace {
+
+// A writable argv (with the trailing null slot) built from strings.
+struct args {
+    std::vector<std::string> storage;
+    std::vector<char*> ptrs;
+    int argc = 0;
+
+    args(std::initializer_list<std::string> a) : storage(a) {
+        for (auto& s : storage)
+            ptrs.push_back(s.data());
+        ptrs.push_back(nullptr);
+        argc = int(storage.size());
+    }
+    char** argv() { return ptrs.data(); }
+
+    // What the application sees after parsing.
+    std::vector<std::string> remaining() const {
+        std::vector<std::string> out;
+        for (int i = 0; i < argc; ++i)
+            out.emplace_back(ptrs[i]);
+        return out;
+    }
+};
+
+// Sets an environment variable for the scope of the object, restoring the old state after.
+class scoped_env {
+  public:
+    scoped_env(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name))
+            old_ = old;
+        if (value)
+            setenv(name, value, 1);
+        else
+            unsetenv(name);
+    }
+    ~scoped_env() {
+        if (old_)
+            setenv(name_.c_str(), old_->c_str(), 1);
+        else
+            unsetenv(name_.c_str());
+    }
+    scoped_env(const scoped_env&) = delete;
+    scoped_env& operator=(const scoped_env&) = delete;
+
+  private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
+
+// Runs from_args and returns the usage_error message ("" if none was thrown).
+std::string usage_message(args& a) {
+    try {
+        prema::config::from_args(a.argc, a.argv());
+    } catch (const prema::usage_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+// Every test starts without PREMA_* variables that would change the defaults.
+struct clean_env {
+    scoped_env w{"PREMA_WORKERS", nullptr};
+    scoped_env q{"PREMA_QUANTUM_US", nullptr};
+    scoped_env p{"PREMA_PROGRESS", nullptr};
+    scoped_env l{"PREMA_LB", nullptr};
+    scoped_env g{"PREMA_LOG", nullptr};
+    scoped_env e{"PREMA_EAGER_BYTES", nullptr};
+};
+
+} // namespace
+
+TEST_SUITE("config") {
+
+    TEST_CASE("defaults") {
+        clean_env env;
+        args a{"prog"};
+        auto c = prema::config::from_args(a.argc, a.argv());
+        CHECK(c.workers == 1);
+        CHECK(c.progress == prema::progress_mode::dedicated);
+        CHECK(c.quantum_us == 1000);
+        CHECK(c.lb == "none");
+        CHECK(c.log == "warn");
+        CHECK(a.argc == 1);
+        CHECK(a.remaining() == std::vector<std::string>{"prog"});
+        CHECK(a.argv()[1] == nullptr);
+    }
+
+    TEST_CASE("--prema-workers 3 and --prema-workers=3 are the same") {
+        clean_env env;
+        args sep{"prog", "--prema-workers", "3"};
+        auto c1 = prema::config::from_args(sep.argc, sep.argv());
+        CHECK(c1.workers == 3);
+        CHECK(sep.argc == 1);
+
+        args eq{"prog", "--prema-workers=3"};
+        auto c2 = prema::config::from_args(eq.argc, eq.argv());
+        CHECK(c2.workers == 3);
+        CHECK(eq.argc == 1);
+    }
+
+    TEST_CASE("runtime flags are stripped; application arguments stay in order") {
+        clean_env env;
+        args a{"prog",    "input.dat", "--prema-workers",    "2",   "-v",  "--prema-lb=x",
+               "--other", "value",     "--prema-quantum-us", "250", "last"};
+        auto c = prema::config::from_args(a.argc, a.argv());
+        CHECK(c.workers == 2);
+        CHECK(c.lb == "x");
+        CHECK(c.quantum_us == 250);
+        CHECK(a.remaining() ==
+              std::vector<std::string>{"prog", "input.dat", "-v", "--other", "value", "last"});
+        CHECK(a.argc == 6);
+        CHECK(a.argv()[a.argc] == nullptr);
+    }
+
+    TEST_CASE("a value that looks like an option is taken as the value") {
+        clean_env env;
+        args a{"prog", "--prema-lb", "--prema-workers=2"};
+        auto c = prema::config::from_args(a.argc, a.argv());
+        CHECK(c.lb == "--prema-workers=2");
+        CHECK(c.workers == 1);
+        CHECK(a.argc == 1);
+    }
+
+    TEST_CASE("the environment twin is used, and the flag overrides it") {
+        clean_env env;
+        scoped_env w("PREMA_WORKERS", "4");
+        {
+            args a{"prog", "app-arg"};
+            auto c = prema::config::from_args(a.argc, a.argv());
+            CHECK(c.workers == 4);
+            CHECK(a.remaining() == std::vector<std::string>{"prog", "app-arg"});
+            CHECK(prema::config::from_env().workers == 4);
+        }
+        {
+            args a{"prog", "--prema-workers", "2"};
+            CHECK(prema::config::from_args(a.argc, a.argv()).workers == 2);
+        }
+        {
+            args a{"prog", "--prema-workers=7"};
+            CHECK(prema::config::from_args(a.argc, a.argv()).workers == 7);
+        }
+    }
+
+    TEST_CASE("PREMA_QUANTUM_US and other environment twins") {
+        clean_env env;
+        scoped_env q("PREMA_QUANTUM_US", "0");
+        scoped_env p("PREMA_PROGRESS", "inline");
+        scoped_env e("PREMA_EAGER_BYTES", "4096");
+        auto c = prema::config::from_env();
+        CHECK(c.quantum_us == 0);
+        CHECK(c.progress == prema::progress_mode::inline_);
+        CHECK(c.eager_bytes == 4096);
+        args a{"prog", "--prema-quantum-us=123456"};
+        auto d = prema::config::from_args(a.argc, a.argv());
+        CHECK(d.quantum_us == 123456);
+        CHECK(d.progress == prema::progress_mode::inline_);
+    }
+
+    TEST_CASE("--prema-progress inline / dedicated") {
+        clean_env env;
+        args a{"prog", "--prema-progress", "inline"};
+        CHECK(prema::config::from_args(a.argc, a.argv()).progress == prema::progress_mode::inline_);
+        args b{"prog", "--prema-progress=dedicated"};
+        CHECK(prema::config::from_args(b.argc, b.argv()).progress ==
+              prema::progress_mode::dedicated);
+        CHECK(prema::to_string(prema::progress_mode::inline_) == "inline");
+        CHECK(prema::to_string(prema::progress_mode::dedicated) == "dedicated");
+    }
+
+    TEST_CASE("errors name the option") {
+        clean_env env;
+        SUBCASE("unknown option") {
+            args a{"prog", "--prema-foo", "1"};
+            auto m = usage_message(a);
+            CHECK(contains(m, "--prema-foo"));
+            args b{"prog", "--prema-foo=1"};
+            CHECK(contains(usage_message(b), "--prema-foo"));
+        }
+        SUBCASE("bad number") {
+            for (const char* bad : {"abc", "3x", "", "-1", "1.5"}) {
+                CAPTURE(bad);
+                args a{"prog", std::string("--prema-workers=") + bad};
+                auto m = usage_message(a);
+                CHECK(contains(m, "--prema-workers"));
+            }
+            args q{"prog", "--prema-quantum-us", "soon"};
+            CHECK(contains(usage_message(q), "--prema-quantum-us"));
+        }
+        SUBCASE("number out of range") {
+            args a{"prog", "--prema-workers=0"};
+            CHECK(contains(usage_message(a), "--prema-workers"));
+            args b{"prog", "--prema-workers=100000"};
+            CHECK(contains(usage_message(b), "--prema-workers"));
+        }
+        SUBCASE("missing value") {
+            args a{"prog", "app", "--prema-workers"};
+            auto m = usage_message(a);
+            CHECK(contains(m, "--prema-workers"));
+            CHECK(contains(m, "value"));
+        }
+        SUBCASE("bad progress value") {
+            args a{"prog", "--prema-progress", "fast"};
+            auto m = usage_message(a);
+            CHECK(contains(m, "--prema-progress"));
+            CHECK(contains(m, "fast"));
+        }
+        SUBCASE("bad log level") {
+            args a{"prog", "--prema-log=loud"};
+            CHECK(contains(usage_message(a), "--prema-log"));
+        }
+        SUBCASE("bad environment value") {
+            scoped_env w("PREMA_WORKERS", "many");
+            CHECK_THROWS_AS(prema::config::from_env(), prema::usage_error);
+        }
+    }
+
+    TEST_CASE("arguments that merely resemble runtime flags are left alone") {
+        clean_env env;
+        args a{"prog", "--prema", "-prema-workers=3", "--premature", "prema-workers"};
+        auto c = prema::config::from_args(a.argc, a.argv());
+        CHECK(c.workers == 1);
+        CHECK(a.remaining() == std::vector<std::string>{"prog", "--prema", "-prema-workers=3",
+                                                        "--premature", "prema-workers"});
+    }
+
+} // TEST_SUITE("config")
