@@ -230,3 +230,47 @@ TEST_CASE("multicast holds every object on one rank") {
         }
     }) == 0);
 }
+
+namespace legacy {
+// A type that cannot be given a serialize member: cereal's non-member save/load play the role
+// of PREMA's pack/unpack/size callbacks.
+struct blob {
+    int n = 0;
+    double* data = nullptr;
+    blob() = default;
+    explicit blob(int count) : n(count), data(new double[std::size_t(count)]) {
+        for (int i = 0; i < n; ++i)
+            data[i] = i * 0.5;
+    }
+    blob(const blob&) = delete;
+    ~blob() { delete[] data; }
+};
+template <class Ar> void save(Ar& ar, const blob& b) {
+    ar(b.n);
+    for (int i = 0; i < b.n; ++i)
+        ar(b.data[i]);
+}
+template <class Ar> void load(Ar& ar, blob& b) {
+    ar(b.n);
+    delete[] b.data;
+    b.data = new double[std::size_t(b.n)];
+    for (int i = 0; i < b.n; ++i)
+        ar(b.data[i]);
+}
+double sum(const blob& b) {
+    double s = 0;
+    for (int i = 0; i < b.n; ++i)
+        s += b.data[i];
+    return s;
+}
+} // namespace legacy
+
+TEST_CASE("objects without a serialize member migrate through save/load functions") {
+    prema::runtime rt(MPI_COMM_WORLD);
+    CHECK(rt.run([&]() -> prema::task<> {
+        auto mp = co_await prema::create<legacy::blob>(prema::rank(), 100);
+        co_await prema::migrate(mp, (prema::rank() + 1) % prema::ranks());
+        CHECK(co_await prema::call(mp, prema::fn<&legacy::sum>) == doctest::Approx(2475.0));
+        co_await prema::destroy(mp);
+    }) == 0);
+}

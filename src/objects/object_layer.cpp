@@ -52,7 +52,8 @@ std::uint64_t update_id();
 // A message that cannot reach its object: the caller gets the error, a send is reported here.
 void fail(const object_entry& e, const std::string& why) {
     if (e.token)
-        reply_error(e.header.origin, e.token, 0, std::make_exception_ptr(usage_error(why)));
+        reply_error(e.header.origin, e.token, "the object layer",
+                    std::make_exception_ptr(usage_error(why)));
     else
         report_error(fmt::format("message from rank {} dropped: {}", e.header.origin, why));
 }
@@ -414,7 +415,7 @@ const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void* (*load)(byte_reader&)) {
     std::uint64_t id = fnv1a(key);
     auto [it, inserted] =
-        table<object_type>().try_emplace(id, object_type{id, key, destroy, save, load});
+        table<object_type>().try_emplace(id, object_type{id, demangle(key), destroy, save, load});
     return it->second;
 }
 
@@ -425,7 +426,8 @@ const object_type* find_object_type(std::uint64_t id) noexcept {
 
 std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode) {
     std::uint64_t id = fnv1a(key);
-    table<object_handler_entry>().try_emplace(id, object_handler_entry{id, key, invoke, mode});
+    table<object_handler_entry>().try_emplace(id,
+                                              object_handler_entry{id, demangle(key), invoke, mode});
     return id;
 }
 

@@ -1,6 +1,5 @@
 #include "prema/runtime.hpp"
 
-#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include "prema/coro/spawn.hpp"
@@ -95,13 +94,7 @@ void report_detached_error(std::string_view what, std::exception_ptr e) noexcept
     try {
         std::rethrow_exception(e);
     } catch (const std::exception& x) {
-        int status = 0;
-        std::unique_ptr<char, void (*)(void*)> type(
-            abi::__cxa_demangle(abi::__cxa_current_exception_type()->name(), nullptr, nullptr,
-                                &status),
-            std::free);
-        report_error(fmt::format("{} threw {}: {}", what, status == 0 ? type.get() : "?",
-                                 x.what()));
+        report_error(fmt::format("{} threw {}: {}", what, current_exception_type(), x.what()));
     } catch (...) {
         report_error(fmt::format("{} threw a non-standard exception", what));
     }

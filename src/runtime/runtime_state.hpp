@@ -54,6 +54,9 @@ runtime_state* state_or_null() noexcept;
 // Runs on a worker: decodes the message in `arg` and invokes its handler.
 void dispatch_message(void* arg);
 
+// Demangled type of the exception being handled (inside a catch block).
+std::string current_exception_type();
+
 // Logs a failure and counts it against this phase.
 void report_error(const std::string& what) noexcept;
 

@@ -32,17 +32,12 @@ void on_reply(const incoming& in) {
 
 const std::uint64_t reply_id = register_handler("prema::reply", &on_reply);
 
-std::string current_exception_type() {
-    int status = 0;
-    auto* type = abi::__cxa_current_exception_type();
-    if (!type)
-        return "unknown exception";
-    std::unique_ptr<char, void (*)(void*)> s(
-        abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
-    return status == 0 && s ? s.get() : type->name();
-}
-
 } // namespace
+
+std::string current_exception_type() {
+    auto* type = abi::__cxa_current_exception_type();
+    return type ? demangle(type->name()) : "unknown exception";
+}
 
 std::uint64_t reply_handler_id() noexcept { return reply_id; }
 
@@ -54,7 +49,7 @@ std::uint64_t add_pending_call(pending_call* call) {
     return token;
 }
 
-void reply_error(int dest, std::uint64_t token, std::uint64_t handler,
+void reply_error(int dest, std::uint64_t token, std::string_view handler,
                  std::exception_ptr e) noexcept {
     std::string type, what;
     try {
@@ -69,13 +64,13 @@ void reply_error(int dest, std::uint64_t token, std::uint64_t handler,
         post_new(dest, reply_id, token, [&](byte_writer& w) {
             std::uint8_t failed = 1;
             w.write(&failed, 1);
-            write_value(w, handler_name(handler));
+            write_value(w, std::string(handler));
             write_value(w, type);
             write_value(w, what);
         });
     } catch (const std::exception& x) {
         report_error(fmt::format("could not send the error of handler {} back to rank {}: {}",
-                                 handler_name(handler), dest, x.what()));
+                                 handler, dest, x.what()));
     }
 }
 

@@ -23,7 +23,8 @@ void dispatch_message(void* arg) {
             "a binary only if that binary sends or calls it somewhere",
             state().rank, h.handler, h.source));
         if (h.token)
-            reply_error(h.source, h.token, h.handler, std::make_exception_ptr(why));
+            reply_error(h.source, h.token, fmt::format("id {:#x}", h.handler),
+                        std::make_exception_ptr(why));
         else
             report_error(why.what());
     }

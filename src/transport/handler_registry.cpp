@@ -27,13 +27,14 @@ std::uint64_t fnv1a(std::string_view s) {
     return h;
 }
 
+} // namespace
+
 std::string demangle(const char* key) {
     int status = 0;
     std::unique_ptr<char, void (*)(void*)> s(abi::__cxa_demangle(key, nullptr, nullptr, &status),
                                              std::free);
     return status == 0 && s ? std::string(s.get()) : std::string(key);
 }
-} // namespace
 
 std::uint64_t register_handler(const char* key, invoker_fn invoke) {
     std::uint64_t id = fnv1a(key);

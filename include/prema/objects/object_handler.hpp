@@ -54,6 +54,8 @@ template <class Self, class... A> struct object_params<type_list<Self, A...>> {
         std::is_const_v<std::remove_reference_t<Self>> ? access::shared : access::exclusive;
 };
 
+template <class H> struct object_handler_id;
+
 template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
     using Obj = typename object_traits<H>::object;
     using R = call_result<H>;
@@ -87,7 +89,8 @@ template <class H, class... P> task<> object_invoke(object_call c, type_list<P..
         }
     } catch (...) {
         if (c.token)
-            reply_error(c.origin, c.token, 0, std::current_exception());
+            reply_error(c.origin, c.token, find_object_handler(object_handler_id<H>::value)->name,
+                        std::current_exception());
         else
             throw;
     }

@@ -11,6 +11,7 @@
 #include <exception>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
@@ -62,8 +63,11 @@ const std::string& handler_name(std::uint64_t id) noexcept;
 
 // Replies to a call: a status byte (0: value follows, 1: exception follows), then the value.
 std::uint64_t reply_handler_id() noexcept;
-void reply_error(int dest, std::uint64_t token, std::uint64_t handler,
+void reply_error(int dest, std::uint64_t token, std::string_view handler,
                  std::exception_ptr e) noexcept;
+
+// Readable name of a mangled type name.
+std::string demangle(const char* mangled);
 template <class T> void reply_value(int dest, std::uint64_t token, const T& value) {
     post_new(dest, reply_handler_id(), token, [&](byte_writer& w) {
         std::uint8_t ok = 0;
@@ -130,7 +134,7 @@ detached run_task_handler(Tuple args, int source, std::uint64_t token) {
         }
     } catch (...) {
         if (token)
-            reply_error(source, token, handler_id<H>::value, std::current_exception());
+            reply_error(source, token, handler_name(handler_id<H>::value), std::current_exception());
         else
             report_detached_error(handler_name(handler_id<H>::value), std::current_exception());
     }
@@ -158,7 +162,8 @@ template <class H, class... P> void invoke(const incoming& in, type_list<P...>) 
         }
     } catch (...) {
         if (in.token)
-            reply_error(in.source, in.token, handler_id<H>::value, std::current_exception());
+            reply_error(in.source, in.token, handler_name(handler_id<H>::value),
+                        std::current_exception());
         else
             report_detached_error(handler_name(handler_id<H>::value), std::current_exception());
     }
