@@ -1,0 +1,192 @@
+// prema::runtime embedded in an MPI code: the application owns MPI (tests/mpi_main.cpp
+// initialises and finalizes it), starts runtimes on its communicators, runs phases, and uses MPI
+// itself between them.
+#include <atomic>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <prema/prema.hpp>
+
+namespace {
+
+int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+int world_size() {
+    int s = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &s);
+    return s;
+}
+
+int sum_over(MPI_Comm comm, int v) {
+    int total = 0;
+    MPI_Allreduce(&v, &total, 1, MPI_INT, MPI_SUM, comm);
+    return total;
+}
+
+// Messages received by this rank's handlers during the current phase.
+std::atomic<int> received{0};
+
+// Legacy state that a handler reads: set by the application between phases.
+int app_value = 0;
+
+// One phase: every rank calls its left neighbour (which answers with its world rank and
+// app_value) and sends one message to every rank, itself included. Returns what the left
+// neighbour answered, as {world rank, app_value}.
+std::pair<int, int> neighbour_phase(prema::runtime& rt) {
+    std::pair<int, int> answer{-1, -1};
+    received = 0;
+    int rc = rt.run([&answer]() -> prema::task<> {
+        int left = (prema::rank() + prema::ranks() - 1) % prema::ranks();
+        answer = co_await prema::call(left, []() {
+            return std::pair<int, int>{world_rank(), app_value};
+        });
+        for (int r = 0; r < prema::ranks(); ++r)
+            co_await prema::send(
+                r, [](int) { received.fetch_add(1); }, prema::rank());
+    });
+    CHECK(rc == 0);
+    return answer;
+}
+
+void check_mpi_alive() {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    CHECK(initialized == 1);
+    CHECK(finalized == 0);
+    CHECK(sum_over(MPI_COMM_WORLD, 1) == world_size());
+}
+
+} // namespace
+
+TEST_CASE("one runtime runs several phases, with user MPI collectives between them") {
+    int me = world_rank(), n = world_size();
+    int left = (me + n - 1) % n;
+    {
+        prema::runtime rt(MPI_COMM_WORLD);
+        CHECK(prema::rank() == me);
+        CHECK(prema::ranks() == n);
+
+        app_value = 10 * me;
+        auto a = neighbour_phase(rt);
+        CHECK(a.first == left);
+        CHECK(a.second == 10 * left);
+        CHECK(received.load() == n);
+
+        // The application's own MPI between phases, on the communicator the runtime uses.
+        int total = sum_over(MPI_COMM_WORLD, received.load());
+        CHECK(total == n * n);
+        app_value = total + me;
+
+        auto b = neighbour_phase(rt);
+        CHECK(b.first == left);
+        CHECK(b.second == total + left);
+        CHECK(received.load() == n);
+        int fetched_sum = sum_over(MPI_COMM_WORLD, b.second);
+        int value_sum = sum_over(MPI_COMM_WORLD, app_value);
+        CHECK(fetched_sum == value_sum);
+    }
+    CHECK(prema::rank() == -1);
+    CHECK(prema::ranks() == 0);
+    check_mpi_alive();
+}
+
+TEST_CASE("two runtimes one after another") {
+    int me = world_rank(), n = world_size();
+    int left = (me + n - 1) % n;
+    for (int round = 0; round < 2; ++round) {
+        CAPTURE(round);
+        app_value = 100 * round + me;
+        {
+            prema::runtime rt(MPI_COMM_WORLD);
+            auto a = neighbour_phase(rt);
+            CHECK(a.first == left);
+            CHECK(a.second == 100 * round + left);
+            CHECK(received.load() == n);
+        }
+        check_mpi_alive();
+    }
+}
+
+TEST_CASE("a runtime with inline progress and two workers, after a dedicated one") {
+    int me = world_rank(), n = world_size();
+    prema::config cfg;
+    cfg.progress = prema::progress_mode::inline_;
+    cfg.workers = 2;
+    app_value = me;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(prema::current_config().progress == prema::progress_mode::inline_);
+    CHECK(prema::current_config().workers == 2);
+    auto a = neighbour_phase(rt);
+    CHECK(a.first == (me + n - 1) % n);
+    CHECK(received.load() == n);
+}
+
+TEST_CASE("MPI stays initialised once the runtime is destroyed") {
+    { prema::runtime rt(MPI_COMM_WORLD); }
+    check_mpi_alive();
+    CHECK_THROWS_AS(prema::current_config(), prema::usage_error);
+}
+
+TEST_CASE("creating a second runtime while one exists throws usage_error") {
+    int me = world_rank(), n = world_size();
+    prema::runtime rt(MPI_COMM_WORLD);
+    // Collective, like the constructor: every rank tries, every rank is refused.
+    CHECK_THROWS_AS(prema::runtime(MPI_COMM_WORLD), prema::usage_error);
+    // The first runtime is unharmed.
+    CHECK(prema::ranks() == n);
+    app_value = me;
+    auto a = neighbour_phase(rt);
+    CHECK(a.first == (me + n - 1) % n);
+    CHECK(received.load() == n);
+}
+
+TEST_CASE("a runtime on a sub-communicator sees only its half") {
+    int me = world_rank(), n = world_size();
+    int half = n / 2;
+    int color = me < half ? 0 : 1;
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, color, me, &sub);
+    int sub_rank = 0, sub_size = 0;
+    MPI_Comm_rank(sub, &sub_rank);
+    MPI_Comm_size(sub, &sub_size);
+    CHECK(sub_size == (color == 0 ? half : n - half));
+    {
+        prema::runtime rt(sub);
+        CHECK(prema::ranks() == sub_size);
+        CHECK(prema::rank() == sub_rank);
+
+        // The left neighbour in the half is a world rank of the same half.
+        app_value = me;
+        auto a = neighbour_phase(rt);
+        int first = color == 0 ? 0 : half;
+        int expected_left = first + (sub_rank + sub_size - 1) % sub_size;
+        CHECK(a.first == expected_left);
+        CHECK(a.second == expected_left);
+        CHECK(received.load() == sub_size);
+
+        // A rank outside the half does not exist for this runtime.
+        std::atomic<bool> refused{false};
+        int rc = rt.run([&refused]() -> prema::task<> {
+            try {
+                co_await prema::send(prema::ranks(), [] {});
+            } catch (const prema::usage_error&) {
+                refused = true;
+            }
+        });
+        CHECK(rc == 0);
+        CHECK(refused.load());
+
+        // User MPI on the world and on the half, between phases.
+        CHECK(sum_over(MPI_COMM_WORLD, 1) == n);
+        CHECK(sum_over(sub, 1) == sub_size);
+    }
+    check_mpi_alive();
+    MPI_Comm_free(&sub);
+}
