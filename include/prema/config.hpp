@@ -18,6 +18,9 @@ struct config {
     progress_mode progress = progress_mode::dedicated; // --prema-progress dedicated|inline
     std::uint64_t quantum_us = 1000;           // --prema-quantum-us: preemption quantum
     std::string lb = "none";                   // --prema-lb: load-balancing policy name
+    std::uint64_t lb_period_us = 1000;         // --prema-lb-period-us: dist_balance() period
+    int lb_neighbours = 4;                     // --prema-lb-neighbours: diffusion neighbourhood
+    double lb_alpha = 0.1;                     // --prema-lb-alpha: heat diffusion tolerance
     std::string log = "warn";                  // --prema-log: trace|debug|info|warn|error|off
     std::size_t eager_bytes = 8192;            // --prema-eager-bytes: larger payloads go split-phase
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes

@@ -104,9 +104,26 @@ void worker_pool::wake_for(int target) {
     }
 }
 
+void worker_pool::wake_one() noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (auto& w : workers_) {
+        if (w->park.sleeping()) {
+            w->park.unpark();
+            return;
+        }
+    }
+}
+
 bool worker_pool::pop(int index, work_item& w) {
     if (workers_[index]->queue.try_dequeue(w))
         return true;
+    if (app_source_) {
+        // Counted before the source gives the item up, so quiescence never sees it nowhere.
+        active_.fetch_add(1, std::memory_order_acq_rel);
+        if (app_source_(index, w))
+            return true;
+        active_.fetch_sub(1, std::memory_order_acq_rel);
+    }
     int n = size();
     if (n == 1)
         return false;
@@ -120,6 +137,8 @@ bool worker_pool::pop(int index, work_item& w) {
 }
 
 bool worker_pool::any_work() const noexcept {
+    if (has_app_work_ && has_app_work_())
+        return true;
     for (auto& w : workers_)
         if (w->queue.size_approx() > 0)
             return true;
@@ -130,6 +149,10 @@ void worker_pool::run(const work_item& w) {
     slice_deadline = quantum_ticks_ ? now_ticks() + quantum_ticks_
                                     : std::numeric_limits<std::uint64_t>::max();
     w.fn(w.arg);
+    // Inline progress: a worker that used up its quantum serves the network before going on,
+    // so that policy messages are answered while long handlers yield.
+    if (idle_poll_ && quantum_ticks_ && now_ticks() >= slice_deadline)
+        idle_poll_();
     slice_deadline = std::numeric_limits<std::uint64_t>::max();
     active_.fetch_sub(1, std::memory_order_release);
 }

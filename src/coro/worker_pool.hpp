@@ -1,9 +1,11 @@
 // worker_pool: the threads that run handlers on one rank.
 //
-// Each worker owns a lock-free queue (moodycamel). A worker pops its own queue first, then
-// steals from workers picked at random; with nothing to do it asks the idle hook (inline
-// progress) and backs off: spin, then sched_yield, then sleep on a futex until a push wakes it.
-// `active()` counts items queued or running; quiescence detection reads it.
+// Each worker owns a lock-free queue (moodycamel) of system work: message dispatch and resumed
+// coroutines. A worker pops its own queue first, then asks the application scheduler (object
+// handlers, see src/lb), then steals from workers picked at random; with nothing to do it asks
+// the idle hook (inline progress) and backs off: spin, then sched_yield, then sleep on a futex
+// until a push or wake_one() wakes it. `active()` counts items queued or running; quiescence
+// detection reads it.
 #pragma once
 
 #include <atomic>
@@ -27,8 +29,21 @@ struct work_item {
 
 class worker_pool {
   public:
-    // idle_poll: called by idle workers; returns true if it found something to do. May be empty.
+    // app_work(worker, item): the next application item, if any. May be empty.
+    using app_source = std::function<bool(int worker, work_item& w)>;
+
+    // idle_poll: called by idle workers, and in between items once the quantum has run out;
+    // returns true if it found something to do. May be empty.
     worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll);
+
+    // Installs the application work source and its "anything there?" test. Before start().
+    void set_app_source(app_source source, std::function<bool()> has_app_work) {
+        app_source_ = std::move(source);
+        has_app_work_ = std::move(has_app_work);
+    }
+
+    // Wakes one sleeping worker, if any (application work became available). Any thread.
+    void wake_one() noexcept;
     ~worker_pool();
 
     // Starts threads for workers [first, size()); the caller runs the others with run_worker().
@@ -65,6 +80,8 @@ class worker_pool {
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<std::thread> threads_;
     std::function<bool()> idle_poll_;
+    app_source app_source_;
+    std::function<bool()> has_app_work_;
     std::uint64_t quantum_ticks_;
     std::atomic<std::int64_t> active_{0};
     std::atomic<std::uint32_t> next_{0};

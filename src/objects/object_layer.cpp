@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "lb/balancer.hpp"
 #include "objects/directory.hpp"
+#include "objects/pending_handler.hpp"
 #include "prema/objects/objects.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
@@ -91,13 +93,13 @@ void forward(object_entry e, int dest) {
     });
 }
 
-void accept(const record_ptr& rec, object_entry e, bool run_here);
+void accept(const record_ptr& rec, object_entry e);
 
 // Sends `e` where this rank believes its object is.
 void route(object_entry e) {
     auto loc = layer().dir.find(e.header.id);
     if (loc.local)
-        return accept(loc.local, std::move(e), true);
+        return accept(loc.local, std::move(e));
     if (loc.destroyed)
         return fail(e, describe(e.header.id) + " was destroyed");
     int here = rank();
@@ -156,6 +158,7 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     rec.ready.clear();
     rec.gone_to = dest;
     layer().dir.set_remote(rec.id, dest, rec.moves + 1);
+    current_balancer().notify({rec.id, 0, 0});
 }
 
 void destroy_object(object_record& rec, const object_entry& request) {
@@ -163,6 +166,7 @@ void destroy_object(object_record& rec, const object_entry& request) {
     rec.object = nullptr;
     rec.gone_to = -2;
     layer().dir.set_destroyed(rec.id);
+    current_balancer().notify({rec.id, 0, 0});
     if (request.token)
         reply_void(request.header.origin, request.token);
     for (auto& e : rec.ready)
@@ -173,14 +177,27 @@ void destroy_object(object_record& rec, const object_entry& request) {
     rec.early.clear();
 }
 
-detached run_handler(record_ptr rec, object_entry e, const object_handler_entry* h, access mode);
+detached run_handler(record_ptr rec, object_entry e, access mode);
 
-// Starts what may start from the front of `ready`. Handlers found startable run on this
-// thread when `run_here` (message arrival), else go to the worker pool.
-void schedule(const record_ptr& rec, bool run_here) {
-    std::vector<std::pair<object_entry, access>> starts;
+// Pending load of `rec` (locked): its handlers that have not started, each weighing the
+// object's load() as last read.
+lb::object_load pending_load(const object_record& rec) {
+    int n = int(rec.handed.size());
+    for (auto& e : rec.ready)
+        n += e.header.op == object_op::user;
+    return {rec.id, n * rec.weight, n};
+}
+
+// Moves what may start from the front of `ready` to the load-balancing scheduler; runs the
+// runtime's own entries (migrate, destroy, acquire) in place.
+void schedule(const record_ptr& rec) {
+    std::vector<pending_handler*> handed;
+    std::vector<object_entry> acquired;
+    auto& lb = current_balancer();
     {
         std::lock_guard lock(rec->mutex);
+        if (rec->started == 0 && rec->object && rec->type->weight)
+            rec->weight = rec->type->weight(rec->object); // nothing can be writing it now
         while (!rec->ready.empty() && rec->gone_to == -1) {
             auto& head = rec->ready.front();
             access mode = mode_of(head);
@@ -222,42 +239,41 @@ void schedule(const record_ptr& rec, bool run_here) {
                 rec->exclusive_running = true;
             else
                 ++rec->shared_running;
-            starts.emplace_back(std::move(e), mode);
+            if (e.header.op == object_op::acquire) {
+                acquired.push_back(std::move(e));
+            } else {
+                handed.push_back(new pending_handler(rec, std::move(e), mode, rec->weight));
+                rec->handed.push_back(handed.back());
+            }
         }
+        lb.notify(pending_load(*rec));
     }
-    // The first handler runs on this thread after the others are queued, so that shared
-    // handlers really run side by side.
-    for (std::size_t i = 0; i < starts.size(); ++i) {
-        auto& [e, mode] = starts[(i + 1) % starts.size()];
-        if (e.header.op == object_op::acquire) {
-            reply_value(e.header.origin, e.token,
-                        std::pair<std::uint64_t, std::uint64_t>(
-                            reinterpret_cast<std::uint64_t>(rec.get()),
-                            reinterpret_cast<std::uint64_t>(rec->object)));
-            continue;
-        }
-        auto* h = find_object_handler(e.header.handler);
-        auto d = run_handler(rec, std::move(e), h, mode);
-        // One inline start per arrival, never from finish(): keeps the stack flat.
-        if (run_here && i + 1 == starts.size())
-            d.handle.resume();
-        else
-            reschedule(d.handle);
-    }
+    for (auto& e : acquired)
+        reply_value(e.header.origin, e.token,
+                    std::pair<std::uint64_t, std::uint64_t>(
+                        reinterpret_cast<std::uint64_t>(rec.get()),
+                        reinterpret_cast<std::uint64_t>(rec->object)));
+    for (auto* h : handed)
+        lb.ready(h);
 }
 
-void finish(const record_ptr& rec, access mode) {
+// Gives access back: `handler` says whether a started handler (not a guard) ends.
+void finish(const record_ptr& rec, access mode, bool handler) {
     {
         std::lock_guard lock(rec->mutex);
         if (mode == access::exclusive)
             rec->exclusive_running = false;
         else
             --rec->shared_running;
+        rec->started -= handler;
     }
-    schedule(rec, false);
+    if (handler)
+        current_balancer().finished();
+    schedule(rec);
 }
 
-detached run_handler(record_ptr rec, object_entry e, const object_handler_entry* h, access mode) {
+detached run_handler(record_ptr rec, object_entry e, access mode) {
+    auto* h = find_object_handler(e.header.handler);
     if (!h) {
         fail(e, fmt::format("rank {} has no object handler with id {:#x}", rank(),
                             e.header.handler));
@@ -268,11 +284,18 @@ detached run_handler(record_ptr rec, object_entry e, const object_handler_entry*
             report_detached_error(h->name, std::current_exception());
         }
     }
-    finish(rec, mode);
+    finish(rec, mode, true);
+}
+
+void start_claimed(void* arg) {
+    auto* h = static_cast<pending_handler*>(arg);
+    auto d = run_handler(std::move(h->rec), std::move(h->entry), h->mode);
+    delete h;
+    d.handle.resume();
 }
 
 // In-order admission: early messages wait, duplicates are dropped.
-void accept(const record_ptr& rec, object_entry e, bool run_here) {
+void accept(const record_ptr& rec, object_entry e) {
     int here = rank();
     if (e.header.hops > 0 && e.header.origin != here) {
         // Lazy update: the origin learns where the object is from its forwarded message.
@@ -315,7 +338,7 @@ void accept(const record_ptr& rec, object_entry e, bool run_here) {
             ++expected;
         }
     }
-    schedule(rec, run_here);
+    schedule(rec);
 }
 
 void on_message(const incoming& in) {
@@ -364,7 +387,12 @@ void on_install(const incoming& in) {
     layer().dir.set_local(rec->id, rank(), rec, rec->moves);
     if (token)
         reply_void(reply_to, token);
-    schedule(rec, false);
+    {
+        auto& lb = current_balancer();
+        std::lock_guard lock(lb.counters_mutex);
+        ++lb.counters.migrations_in;
+    }
+    schedule(rec);
 }
 
 void on_update(const incoming& in) {
@@ -412,10 +440,11 @@ std::uint64_t forward_count() noexcept { return layer().forwards.load(); }
 
 const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void (*save)(const void*, byte_writer&),
-                                        void* (*load)(byte_reader&)) {
+                                        void* (*load)(byte_reader&),
+                                        double (*weight)(const void*)) {
     std::uint64_t id = fnv1a(key);
-    auto [it, inserted] =
-        table<object_type>().try_emplace(id, object_type{id, demangle(key), destroy, save, load});
+    auto [it, inserted] = table<object_type>().try_emplace(
+        id, object_type{id, demangle(key), destroy, save, load, weight});
     return it->second;
 }
 
@@ -466,7 +495,51 @@ object_id adopt_local_object(void* obj, const object_type& type) {
 
 void release_access(std::uint64_t record, access mode) noexcept {
     auto* rec = reinterpret_cast<object_record*>(record);
-    finish(rec->shared_from_this(), mode);
+    finish(rec->shared_from_this(), mode, false);
+}
+
+bool claim(pending_handler* h, work_item& w) {
+    auto& rec = *h->rec;
+    {
+        std::lock_guard lock(rec.mutex);
+        if (h->status == pending_handler::state::queued) {
+            h->status = pending_handler::state::started;
+            std::erase(rec.handed, h);
+            ++rec.started;
+            current_balancer().notify(pending_load(rec));
+            w = {&start_claimed, h};
+            return true;
+        }
+    }
+    delete h; // withdrawn by a migration that took its entry along
+    return false;
+}
+
+bool migrate_for_balance(object_id id, int dest) {
+    auto loc = layer().dir.find(id);
+    if (!loc.local || dest == rank() || dest < 0 || dest >= ranks())
+        return false;
+    auto& rec = *loc.local;
+    std::lock_guard lock(rec.mutex);
+    if (rec.gone_to != -1 || rec.started > 0 || pending_load(rec).pending == 0)
+        return false;
+    // Access held by something other than the handed handlers is a guard: it pins the object.
+    int exclusive = 0;
+    for (auto* h : rec.handed)
+        exclusive += h->mode == access::exclusive;
+    int shared = int(rec.handed.size()) - exclusive;
+    if ((rec.exclusive_running && exclusive == 0) || rec.shared_running > shared)
+        return false;
+    for (auto it = rec.handed.rbegin(); it != rec.handed.rend(); ++it) {
+        (*it)->status = pending_handler::state::withdrawn;
+        rec.ready.push_front(std::move((*it)->entry));
+    }
+    current_balancer().withdrawn(rec.handed.size());
+    rec.handed.clear();
+    rec.exclusive_running = false;
+    rec.shared_running = 0;
+    ship(rec, dest, -1, 0);
+    return true;
 }
 
 } // namespace prema::detail

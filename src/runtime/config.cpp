@@ -24,6 +24,20 @@ std::uint64_t parse_unsigned(std::string_view name, const std::string& value) {
     return v;
 }
 
+double parse_double(std::string_view name, const std::string& value) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(value, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used != value.size() || value.empty())
+        throw usage_error("option --prema-" + std::string(name) + ": '" + value +
+                          "' is not a number");
+    return v;
+}
+
 // Applies one option; returns false if `name` is not a runtime option.
 bool apply(config& c, std::string_view name, const std::string& value) {
     if (name == "workers") {
@@ -43,6 +57,19 @@ bool apply(config& c, std::string_view name, const std::string& value) {
         c.quantum_us = parse_unsigned(name, value);
     } else if (name == "lb") {
         c.lb = value;
+    } else if (name == "lb-period-us") {
+        c.lb_period_us = parse_unsigned(name, value);
+        if (c.lb_period_us == 0)
+            throw usage_error("option --prema-lb-period-us: must be positive");
+    } else if (name == "lb-neighbours") {
+        auto v = parse_unsigned(name, value);
+        if (v < 1 || v > 4096)
+            throw usage_error("option --prema-lb-neighbours: " + value + " is outside 1..4096");
+        c.lb_neighbours = int(v);
+    } else if (name == "lb-alpha") {
+        c.lb_alpha = parse_double(name, value);
+        if (!(c.lb_alpha > 0 && c.lb_alpha < 1))
+            throw usage_error("option --prema-lb-alpha: " + value + " is outside (0, 1)");
     } else if (name == "log") {
         static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn",
                                                       "error", "critical", "off"};
@@ -75,9 +102,10 @@ bool apply(config& c, std::string_view name, const std::string& value) {
     return true;
 }
 
-constexpr const char* option_names[] = {"workers",     "progress",          "quantum-us",
-                                        "lb",          "log",               "eager-bytes",
-                                        "max-message-bytes", "pool-messages", "recv-slots"};
+constexpr const char* option_names[] = {
+    "workers",     "progress",          "quantum-us",    "lb",         "lb-period-us",
+    "lb-neighbours", "lb-alpha",        "log",           "eager-bytes", "max-message-bytes",
+    "pool-messages", "recv-slots"};
 
 } // namespace
 

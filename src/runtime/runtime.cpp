@@ -5,6 +5,7 @@
 #include "prema/coro/spawn.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
+#include "lb/balancer.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -75,6 +76,8 @@ runtime_state::runtime_state(MPI_Comm c, config cf)
     MPI_Comm_size(comm, &size);
 }
 
+runtime_state::~runtime_state() = default;
+
 runtime_state* state_or_null() noexcept { return g_state.load(std::memory_order_acquire); }
 
 runtime_state& state() {
@@ -121,12 +124,13 @@ void check_payload(std::uint64_t handler, const byte_writer& payload) {
             handler_name(handler), payload.size(), st.cfg.max_message_bytes));
 }
 
-void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
+          std::uint32_t flags) {
     check_payload(handler, payload);
     auto& st = *state_or_null();
     auto& h = m->header();
     h.magic = wire_magic;
-    h.flags = payload.spilled() ? std::uint32_t(flag_split) : 0u;
+    h.flags = (payload.spilled() ? std::uint32_t(flag_split) : 0u) | flags;
     h.handler = handler;
     h.token = token;
     h.payload_bytes = payload.size();
@@ -183,6 +187,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             "thread that creates the runtime), but MPI provides {}",
             to_string(cfg.progress), cfg.workers, detail::thread_level_name(needed),
             detail::thread_level_name(provided)));
+    detail::check_policy(cfg.lb);
     detail::runtime_state* expected = nullptr;
     impl_ = std::make_unique<impl>(comm, std::move(cfg));
     auto& st = impl_->st;
@@ -196,7 +201,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         st.comm, st.cfg, st.pool,
         detail::progress_engine::hooks{
             .deliver = [&st](detail::message* m) { st.workers->push({&detail::dispatch_message, m}); },
-            .idle = [&st] { return st.workers->active() == 0; },
+            // Pending object handlers first: one moves from there to active, never back.
+            .idle = [&st] { return st.lb->pending() == 0 && st.workers->active() == 0; },
             .counts =
                 [&st] {
                     detail::local_counts c;
@@ -207,12 +213,18 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                 },
             .decided = [&st](detail::wave_result r) { detail::on_decision(st, r); },
             .error = [](const std::string& what) { detail::report_error(what); },
+            .urgent = [](detail::message* m) { detail::dispatch_message(m); },
+            .tick = [&st] { st.lb->tick(); },
         });
     std::function<bool()> idle_poll;
     if (inline_mode)
         idle_poll = [e = st.engine.get()] { return e->try_poll(); };
     st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
                                                        std::move(idle_poll));
+    st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
+    st.workers->set_app_source(
+        [lb = st.lb.get()](int worker, detail::work_item& w) { return lb->next(worker, w); },
+        [lb = st.lb.get()] { return lb->has_work(); });
     detail::log().debug("runtime up: {} ranks, {} workers, {} progress, quantum {} us", st.size,
                         st.cfg.workers, to_string(st.cfg.progress), st.cfg.quantum_us);
 }
@@ -222,6 +234,7 @@ runtime::~runtime() {
     for (auto& f : st.at_shutdown)
         f();
     st.workers.reset();
+    st.lb.reset();
     st.engine.reset();
     MPI_Comm_free(&st.comm);
     detail::g_state.store(nullptr, std::memory_order_release);

@@ -21,6 +21,8 @@
 
 namespace prema::detail {
 
+class balancer;
+
 struct runtime_state {
     config cfg;
     MPI_Comm comm = MPI_COMM_NULL;
@@ -28,6 +30,7 @@ struct runtime_state {
     message_pool pool;
     std::unique_ptr<progress_engine> engine;
     std::unique_ptr<worker_pool> workers;
+    std::unique_ptr<balancer> lb;
 
     std::atomic<int> errors{0}; // failures this phase: handler exceptions, refused messages
 
@@ -45,6 +48,7 @@ struct runtime_state {
     std::atomic<bool> phase_over{false};
 
     runtime_state(MPI_Comm c, config cf);
+    ~runtime_state();
 };
 
 // The running runtime; throws usage_error if there is none.

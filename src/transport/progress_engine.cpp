@@ -57,14 +57,21 @@ void progress_engine::post_receive(int slot) {
               MPI_ANY_SOURCE, tag_header, comm_, &slot_requests_[std::size_t(slot)]);
 }
 
+namespace {
+// Set while this thread is inside poll(): code run from poll (urgent handlers) that posts must
+// not try to take the poll lock again.
+thread_local bool in_poll = false;
+} // namespace
+
 void progress_engine::post(message* m) {
-    sent_.fetch_add(1, std::memory_order_relaxed);
+    if (!(m->header().flags & flag_uncounted))
+        sent_.fetch_add(1, std::memory_order_relaxed);
     if (m->peer == rank_ && m->raw_bytes < 0) { // raw bytes must cross MPI to be checked
         count_received(m);
         return;
     }
     outbox_.enqueue(m);
-    if (cfg_.progress == progress_mode::inline_) {
+    if (cfg_.progress == progress_mode::inline_ && !in_poll) {
         std::unique_lock lock(poll_mutex_, std::try_to_lock);
         if (lock.owns_lock())
             flush_outbox();
@@ -98,8 +105,13 @@ bool progress_engine::flush_outbox() {
 }
 
 void progress_engine::count_received(message* m) {
-    hooks_.deliver(m);
-    received_.fetch_add(1, std::memory_order_release);
+    auto flags = m->header().flags;
+    if (flags & flag_urgent)
+        hooks_.urgent(m);
+    else
+        hooks_.deliver(m);
+    if (!(flags & flag_uncounted))
+        received_.fetch_add(1, std::memory_order_release);
 }
 
 void progress_engine::start_send(message* m) {
@@ -218,6 +230,8 @@ bool progress_engine::poll_ops() {
 }
 
 bool progress_engine::poll_waves() {
+    if (phase_decided_)
+        return false;
     bool idle = hooks_.idle() && outbox_.size_approx() == 0;
     local_counts c;
     if (idle && !detector_.wave_in_flight()) {
@@ -228,16 +242,21 @@ bool progress_engine::poll_waves() {
     auto r = detector_.poll(idle, c);
     if (r == wave_result::none)
         return false;
+    phase_decided_ = r == wave_result::finished || r == wave_result::deadlock;
     hooks_.decided(r);
     return true;
 }
 
 bool progress_engine::poll() {
+    in_poll = true;
     bool moved = flush_outbox();
     moved |= poll_headers();
     moved |= poll_ops();
+    if (hooks_.tick)
+        hooks_.tick();
     if (!moved)
         moved = poll_waves();
+    in_poll = false;
     return moved;
 }
 

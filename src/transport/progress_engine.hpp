@@ -36,6 +36,8 @@ class progress_engine {
         std::function<local_counts()> counts;   // waiters and entries for the waves
         std::function<void(wave_result)> decided;
         std::function<void(const std::string&)> error; // a message was refused
+        std::function<void(message*)> urgent;           // run a flag_urgent message here
+        std::function<void()> tick;                     // called every poll (load balancing)
     };
 
     progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h);
@@ -64,8 +66,14 @@ class progress_engine {
     // Polls with backoff until `stop` is set (the dedicated progress thread's loop).
     void run(const std::atomic<bool>& stop);
 
-    // Starts a phase: termination waves begin afresh.
-    void begin_phase() { detector_.reset(); }
+    // Starts a phase: termination waves begin afresh. Collective (MPI thread): waits until every
+    // rank has left the previous phase, so that no message of this phase reaches a rank that is
+    // still finishing the previous one (it would run, and count its errors, in the wrong phase).
+    void begin_phase() {
+        MPI_Barrier(comm_);
+        detector_.reset();
+        phase_decided_ = false;
+    }
 
     std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
     std::uint64_t received() const noexcept { return received_.load(std::memory_order_acquire); }
@@ -114,6 +122,9 @@ class progress_engine {
     int max_tag_ = 32767;
 
     termination_detector detector_;
+    // The phase is over (finished or deadlock): no further wave may start, since the other ranks
+    // will not join it (in inline mode another worker may poll before it sees the stop).
+    bool phase_decided_ = false;
     std::atomic<std::uint64_t> sent_{0}, received_{0};
     std::mutex poll_mutex_;
     parker parker_;

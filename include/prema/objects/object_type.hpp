@@ -4,6 +4,9 @@
 // cereal's non-member save/load functions for types that cannot be changed (the equivalent of
 // PREMA's pack/unpack/size callbacks). The type is named on the wire by the hash of its
 // mangled name, registered before main() like handlers.
+//
+// Load: if T has `double load() const`, each pending handler of a T weighs that much for load
+// balancing (read only while no exclusive handler runs on the object); otherwise 1.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +23,14 @@ struct object_type {
     std::string name;
     void (*destroy)(void* obj);
     void (*save)(const void* obj, byte_writer& w);
-    void* (*load)(byte_reader& r); // returns a new object
+    void* (*load)(byte_reader& r);     // returns a new object
+    double (*weight)(const void* obj); // T::load(), or nullptr: every handler weighs 1
 };
 
 const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void (*save)(const void*, byte_writer&),
-                                        void* (*load)(byte_reader&));
+                                        void* (*load)(byte_reader&),
+                                        double (*weight)(const void*));
 const object_type* find_object_type(std::uint64_t id) noexcept;
 
 template <class T> struct object_type_of {
@@ -40,8 +45,15 @@ template <class T> struct object_type_of {
         ar(*obj);
         return obj.release();
     }
+    static double weight(const void* p) { return double(static_cast<const T*>(p)->load()); }
+    static constexpr double (*weight_fn)(const void*) = [] {
+        if constexpr (requires(const T& t) { double(t.load()); })
+            return &weight;
+        else
+            return static_cast<double (*)(const void*)>(nullptr);
+    }();
     static inline const object_type& value =
-        register_object_type(typeid(T).name(), &destroy, &save, &load);
+        register_object_type(typeid(T).name(), &destroy, &save, &load, weight_fn);
 };
 
 template <class T>

@@ -15,7 +15,9 @@ namespace prema::detail {
 inline constexpr std::uint32_t wire_magic = 0x50524d31; // "PRM1": format version 1
 
 enum wire_flags : std::uint32_t {
-    flag_split = 1u << 0, // payload follows in a second MPI message
+    flag_split = 1u << 0,     // payload follows in a second MPI message
+    flag_urgent = 1u << 1,    // run on the thread that polls MPI, ahead of all queued work
+    flag_uncounted = 1u << 2, // control traffic: not work, left out of quiescence counts
 };
 
 // Exactly what crosses the network in front of every payload.

@@ -24,17 +24,20 @@ void check_rank(int rank);
 void check_payload(std::uint64_t handler, const byte_writer& payload);
 
 // Posts `m` (already holding `payload`'s inline bytes) to `dest` and takes ownership of it.
-// Throws usage_error, leaving `m` with the caller, if check_payload fails.
-void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
+// Throws usage_error, leaving `m` with the caller, if check_payload fails. `flags`: wire_flags
+// (urgent, uncounted) for runtime control traffic.
+void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
+          std::uint32_t flags = 0);
 
 // Fills a fresh message through `write(byte_writer&)` and posts it.
 template <class Write>
-void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& write) {
+void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& write,
+              std::uint32_t flags = 0) {
     message* m = acquire_message();
     try {
         byte_writer w(m->inline_data(), eager_capacity());
         write(w);
-        post(m, dest, handler, token, w);
+        post(m, dest, handler, token, w, flags);
     } catch (...) {
         release_message(m);
         throw;

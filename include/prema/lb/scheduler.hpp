@@ -1,0 +1,127 @@
+// prema::lb::scheduler: the pluggable two-level scheduler of implicit load balancing.
+//
+// Inside a rank, object handlers that are safe to run (in order, no access conflict) are
+// push()ed to the scheduler and workers pop() them. Between ranks, the policy moves objects
+// whose handlers have not started: the load of an object is the load of its pending handlers,
+// and migrate() takes them along. The runtime withdraws pushed handlers of an object that
+// migrates; pop() never sees them again, so a policy never reasons about correctness.
+//
+// Threads: push/pop/notify run on worker threads (concurrently); dist_balance and receive
+// run on the thread that drives MPI (the progress thread, or an idle worker in inline mode),
+// so policy messages are served while long handlers run. receive/dist_balance must not block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "prema/config.hpp"
+#include "prema/objects/mobile_ptr.hpp"
+
+namespace prema::lb {
+
+// A handler ready to run on an object; opaque to policies except for what it runs on.
+class ready_handler {
+  public:
+    object_id object() const noexcept { return object_; }
+    double load() const noexcept { return load_; }
+
+  protected:
+    ready_handler(object_id o, double load) noexcept : object_(o), load_(load) {}
+    ~ready_handler() = default;
+
+  private:
+    object_id object_;
+    double load_;
+};
+
+// A local object with pending (not started) work, for policy decisions.
+struct object_load {
+    object_id object;
+    double load;  // sum of its pending handlers' loads
+    int pending;  // how many handlers have not started
+};
+
+class scheduler {
+  public:
+    virtual ~scheduler() = default;
+
+    // --- inside a rank ---------------------------------------------------------------------
+    // Default: one FIFO shared by the rank's workers.
+    virtual void push(int worker, ready_handler* h);
+    virtual ready_handler* pop(int worker);
+
+    // An object's pending load changed (it may be zero now). Any thread.
+    virtual void notify(const object_load&) {}
+
+    // --- between ranks ---------------------------------------------------------------------
+    // Called periodically (--prema-lb-period-us) while balancing is enabled.
+    virtual void dist_balance() {}
+
+    // A message sent by this policy's instance on rank `from` with send_to().
+    virtual void receive(int /*from*/, std::span<const std::byte> /*message*/) {}
+
+  protected:
+    // Sends `bytes` to this policy on `rank`. Policy traffic has priority over application
+    // work and does not count as work for quiescence.
+    void send_to(int rank, std::span<const std::byte> bytes);
+    template <class M> void send_to(int rank, const M& m) {
+        static_assert(std::is_trivially_copyable_v<M>);
+        send_to(rank, std::as_bytes(std::span(&m, 1)));
+    }
+    template <class M> static M decode(std::span<const std::byte> bytes) {
+        static_assert(std::is_trivially_copyable_v<M>);
+        M m{};
+        std::memcpy(&m, bytes.data(), std::min(bytes.size(), sizeof m));
+        return m;
+    }
+
+    // Moves a local object with no started handler to `rank`, with its pending handlers.
+    // Returns false (and moves nothing) if it is running, gone, or has no pending work.
+    bool migrate(object_id object, int rank);
+
+    // PREMA's mo_work_map: this rank's objects with pending work, heaviest first.
+    std::vector<object_load> work_map() const;
+    // Pending load of this rank (not started handlers) and how many handlers run now.
+    double local_load() const;
+    int running() const;
+
+    int rank() const;
+    int ranks() const;
+    int workers() const;
+    const config& options() const; // thresholds and neighbourhood sizes (--prema-lb-*)
+
+    // Records how long this rank waited for a reply to a request (shown in lb::stats).
+    void note_answer_wait(double seconds);
+
+  private:
+    std::mutex fifo_mutex_;
+    std::deque<ready_handler*> fifo_;
+};
+
+// Policies by name, for --prema-lb. Register user policies before the runtime starts.
+using policy_factory = std::function<std::unique_ptr<scheduler>()>;
+void register_policy(const std::string& name, policy_factory make);
+std::vector<std::string> policy_names();
+
+// Turns balancing between ranks on or off on this rank (call it on every rank). Off at start,
+// as in PREMA: objects can be created and placed before anything moves.
+void enable_balancing(bool on);
+
+// Counters of this rank since the runtime started.
+struct stats {
+    std::uint64_t migrations_out = 0, migrations_in = 0;
+    std::uint64_t messages = 0;      // policy messages sent
+    double max_answer_wait_s = 0;    // longest wait of this rank's policy for a reply
+};
+stats current_stats();
+
+} // namespace prema::lb

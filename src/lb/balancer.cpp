@@ -1,0 +1,183 @@
+#include "lb/balancer.hpp"
+#include "lb/policies.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "prema/error.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail {
+
+namespace {
+
+std::map<std::string, lb::policy_factory>& policies() {
+    static std::map<std::string, lb::policy_factory> p = builtin_policies();
+    return p;
+}
+
+void on_policy_message(const incoming& in) { current_balancer().deliver(in.source, in.payload); }
+
+const std::uint64_t policy_id = register_handler("prema::lb_message", &on_policy_message);
+
+} // namespace
+
+std::uint64_t policy_message_id() noexcept { return policy_id; }
+
+balancer& current_balancer() { return *state().lb; }
+
+void check_policy(const std::string& name) {
+    if (policies().count(name))
+        return;
+    std::string names;
+    for (auto& [known, make] : policies())
+        names += (names.empty() ? "" : ", ") + known;
+    throw usage_error(fmt::format("--prema-lb={}: no such policy (known: {})", name, names));
+}
+
+balancer::balancer(const config& cfg, worker_pool& workers)
+    : workers_(workers), policy_(policies().at(cfg.lb)()),
+      period_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::microseconds(cfg.lb_period_us))) {}
+
+balancer::~balancer() = default;
+
+void balancer::ready(pending_handler* h) {
+    pending_.fetch_add(1, std::memory_order_acq_rel);
+    policy_->push(worker_pool::current_index(), h);
+    workers_.wake_one();
+}
+
+void balancer::notify(const lb::object_load& l) {
+    {
+        std::lock_guard lock(map_mutex_);
+        if (l.pending > 0)
+            loads_[l.object] = l;
+        else
+            loads_.erase(l.object);
+    }
+    policy_->notify(l);
+}
+
+bool balancer::next(int worker, work_item& w) {
+    while (auto* h = policy_->pop(worker)) {
+        if (claim(static_cast<pending_handler*>(h), w)) {
+            pending_.fetch_sub(1, std::memory_order_acq_rel);
+            running_.fetch_add(1);
+            return true;
+        }
+    }
+    return false;
+}
+
+void balancer::tick() {
+    if (!enabled_.load(std::memory_order_acquire))
+        return;
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_tick_)
+        return;
+    next_tick_ = now + period_;
+    policy_->dist_balance();
+}
+
+void balancer::deliver(int from, std::span<const std::byte> bytes) {
+    policy_->receive(from, bytes);
+}
+
+std::vector<lb::object_load> balancer::work_map() const {
+    std::vector<lb::object_load> v;
+    {
+        std::lock_guard lock(map_mutex_);
+        v.reserve(loads_.size());
+        for (auto& [id, l] : loads_)
+            v.push_back(l);
+    }
+    std::sort(v.begin(), v.end(), [](auto& a, auto& b) {
+        return a.load != b.load ? a.load > b.load : a.object < b.object;
+    });
+    return v;
+}
+
+double balancer::local_load() const {
+    std::lock_guard lock(map_mutex_);
+    double sum = 0;
+    for (auto& [id, l] : loads_)
+        sum += l.load;
+    return sum;
+}
+
+} // namespace prema::detail
+
+namespace prema::lb {
+
+using detail::current_balancer;
+
+void scheduler::push(int, ready_handler* h) {
+    std::lock_guard lock(fifo_mutex_);
+    fifo_.push_back(h);
+}
+
+ready_handler* scheduler::pop(int) {
+    std::lock_guard lock(fifo_mutex_);
+    if (fifo_.empty())
+        return nullptr;
+    auto* h = fifo_.front();
+    fifo_.pop_front();
+    return h;
+}
+
+void scheduler::send_to(int rank, std::span<const std::byte> bytes) {
+    detail::post_new(
+        rank, detail::policy_message_id(), 0,
+        [&](detail::byte_writer& w) { w.write(bytes.data(), bytes.size()); },
+        detail::flag_urgent | detail::flag_uncounted);
+    auto& b = current_balancer();
+    std::lock_guard lock(b.counters_mutex);
+    ++b.counters.messages;
+}
+
+bool scheduler::migrate(object_id object, int rank) {
+    if (!detail::migrate_for_balance(object, rank))
+        return false;
+    auto& b = current_balancer();
+    std::lock_guard lock(b.counters_mutex);
+    ++b.counters.migrations_out;
+    return true;
+}
+
+void scheduler::note_answer_wait(double seconds) {
+    auto& b = current_balancer();
+    std::lock_guard lock(b.counters_mutex);
+    b.counters.max_answer_wait_s = std::max(b.counters.max_answer_wait_s, seconds);
+}
+
+std::vector<object_load> scheduler::work_map() const { return current_balancer().work_map(); }
+double scheduler::local_load() const { return current_balancer().local_load(); }
+int scheduler::running() const { return current_balancer().running(); }
+int scheduler::rank() const { return prema::rank(); }
+int scheduler::ranks() const { return prema::ranks(); }
+int scheduler::workers() const { return detail::state().cfg.workers; }
+const config& scheduler::options() const { return detail::state().cfg; }
+
+void register_policy(const std::string& name, policy_factory make) {
+    detail::policies()[name] = std::move(make);
+}
+
+std::vector<std::string> policy_names() {
+    std::vector<std::string> names;
+    for (auto& [name, make] : detail::policies())
+        names.push_back(name);
+    return names;
+}
+
+void enable_balancing(bool on) { current_balancer().set_enabled(on); }
+
+stats current_stats() {
+    auto& b = current_balancer();
+    std::lock_guard lock(b.counters_mutex);
+    return b.counters;
+}
+
+} // namespace prema::lb

@@ -1,0 +1,70 @@
+// balancer: the runtime's side of implicit load balancing on one rank. It owns the policy,
+// counts the work waiting in it (for quiescence), keeps the work map, carries policy messages
+// and calls dist_balance() periodically.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "coro/worker_pool.hpp"
+#include "objects/pending_handler.hpp"
+#include "prema/config.hpp"
+#include "prema/lb/scheduler.hpp"
+
+namespace prema::detail {
+
+class balancer {
+  public:
+    balancer(const config& cfg, worker_pool& workers);
+    ~balancer();
+
+    // Object layer -> policy.
+    void ready(pending_handler* h);
+    void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
+    void notify(const lb::object_load& l);
+    void finished() noexcept { running_.fetch_sub(1); }
+
+    // Workers: the next application item.
+    bool next(int worker, work_item& w);
+    bool has_work() const noexcept { return pending_.load(std::memory_order_acquire) > 0; }
+    std::int64_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
+
+    // MPI thread: periodic balancing and policy messages.
+    void tick();
+    void deliver(int from, std::span<const std::byte> bytes);
+
+    lb::scheduler& policy() noexcept { return *policy_; }
+    std::vector<lb::object_load> work_map() const;
+    double local_load() const;
+    int running() const noexcept { return int(running_.load()); }
+    void set_enabled(bool on) noexcept { enabled_.store(on); }
+
+    lb::stats counters;
+    std::mutex counters_mutex;
+
+  private:
+    worker_pool& workers_;
+    std::unique_ptr<lb::scheduler> policy_;
+    std::atomic<std::int64_t> pending_{0};
+    std::atomic<std::int64_t> running_{0};
+    std::atomic<bool> enabled_{false};
+    std::chrono::steady_clock::duration period_;
+    std::chrono::steady_clock::time_point next_tick_{};
+
+    mutable std::mutex map_mutex_;
+    std::unordered_map<object_id, lb::object_load> loads_;
+};
+
+// Throws usage_error naming the known policies if `name` is not one.
+void check_policy(const std::string& name);
+
+// The balancer of the running runtime (throws usage_error if none runs).
+balancer& current_balancer();
+
+// The transport handler id of policy messages.
+std::uint64_t policy_message_id() noexcept;
+
+} // namespace prema::detail

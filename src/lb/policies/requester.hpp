@@ -1,0 +1,80 @@
+// requester: what the receiver-initiated policies share. A rank with nothing pending and a
+// worker free asks someone for one object; the asked rank gives its heaviest object whose
+// handlers have not started, if it has more pending objects than free workers, else says no.
+// Consecutive refusals back off exponentially so that an idle job does not flood the network.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+
+#include "prema/lb/scheduler.hpp"
+
+namespace prema::detail {
+
+class requester : public lb::scheduler {
+  protected:
+    enum class kind : std::uint8_t { request, granted, refused, query, load };
+    struct msg {
+        kind k;
+        double load;
+    };
+    using clock = std::chrono::steady_clock;
+
+    // Whether this rank should look for work now.
+    bool hungry() const {
+        return !waiting_ && clock::now() >= quiet_until_ && local_load() == 0 &&
+               running() < workers() && ranks() > 1;
+    }
+
+    void ask(int victim) {
+        waiting_ = true;
+        asked_at_ = clock::now();
+        send_to(victim, msg{kind::request, 0});
+    }
+
+    // Gives one object to `to` if this rank can spare it; answers either way.
+    void serve(int to) {
+        auto objects = work_map();
+        int spare = int(objects.size()) - (workers() - running());
+        if (spare > 0)
+            for (auto& o : objects)
+                if (migrate(o.object, to)) {
+                    send_to(to, msg{kind::granted, 0});
+                    return;
+                }
+        send_to(to, msg{kind::refused, local_load()});
+    }
+
+    // A reply to ask(); returns true if it was a refusal.
+    bool answered(kind k) {
+        waiting_ = false;
+        note_answer_wait(std::chrono::duration<double>(clock::now() - asked_at_).count());
+        if (k == kind::granted) {
+            refusals_ = 0;
+            return false;
+        }
+        if (++refusals_ >= ranks() - 1) {
+            auto pause = std::chrono::microseconds(options().lb_period_us) *
+                         (1 << std::min(refusals_ - ranks() + 1, 5));
+            quiet_until_ = clock::now() + pause;
+        }
+        return true;
+    }
+
+    // Another rank than this one, at random.
+    int random_other() {
+        std::uniform_int_distribution<int> d(0, ranks() - 2);
+        int r = d(rng_);
+        return r >= rank() ? r + 1 : r;
+    }
+
+    std::mt19937 rng_{std::random_device{}()};
+
+  private:
+    bool waiting_ = false;
+    int refusals_ = 0;
+    clock::time_point asked_at_{}, quiet_until_{};
+};
+
+} // namespace prema::detail

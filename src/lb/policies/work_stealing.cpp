@@ -1,0 +1,27 @@
+// Work stealing: an idle rank asks one random victim for an object; after a refusal it asks
+// another (PREMA's optimisation of diffusion without the load-gathering phase).
+#include "lb/policies.hpp"
+#include "lb/policies/requester.hpp"
+
+namespace prema::detail {
+
+namespace {
+class work_stealing final : public requester {
+    void dist_balance() override {
+        if (hungry())
+            ask(random_other());
+    }
+
+    void receive(int from, std::span<const std::byte> bytes) override {
+        auto m = decode<msg>(bytes);
+        if (m.k == kind::request)
+            serve(from);
+        else
+            answered(m.k);
+    }
+};
+} // namespace
+
+std::unique_ptr<lb::scheduler> make_work_stealing() { return std::make_unique<work_stealing>(); }
+
+} // namespace prema::detail
