@@ -38,9 +38,11 @@ void check_policy(const std::string& name) {
 }
 
 balancer::balancer(const config& cfg, worker_pool& workers)
-    : workers_(workers), policy_(policies().at(cfg.lb)()),
+    : cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()),
       period_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::microseconds(cfg.lb_period_us))) {}
+          std::chrono::microseconds(cfg.lb_period_us))) {
+    policy_->attach(*this);
+}
 
 balancer::~balancer() = default;
 
@@ -108,6 +110,31 @@ double balancer::local_load() const {
     return sum;
 }
 
+void balancer::send(int rank, std::span<const std::byte> bytes) {
+    post_new(
+        rank, policy_message_id(), 0, [&](byte_writer& w) { w.write(bytes.data(), bytes.size()); },
+        flag_urgent | flag_uncounted);
+    std::lock_guard lock(counters_mutex);
+    ++counters.messages;
+}
+
+bool balancer::migrate(object_id object, int rank) {
+    if (!migrate_for_balance(object, rank))
+        return false;
+    std::lock_guard lock(counters_mutex);
+    ++counters.migrations_out;
+    return true;
+}
+
+void balancer::note_answer_wait(double seconds) {
+    std::lock_guard lock(counters_mutex);
+    counters.max_answer_wait_s = std::max(counters.max_answer_wait_s, seconds);
+}
+
+int balancer::rank() const { return prema::rank(); }
+int balancer::ranks() const { return prema::ranks(); }
+int balancer::workers() const { return cfg_.workers; }
+
 } // namespace prema::detail
 
 namespace prema::lb {
@@ -127,39 +154,6 @@ ready_handler* scheduler::pop(int) {
     fifo_.pop_front();
     return h;
 }
-
-void scheduler::send_to(int rank, std::span<const std::byte> bytes) {
-    detail::post_new(
-        rank, detail::policy_message_id(), 0,
-        [&](detail::byte_writer& w) { w.write(bytes.data(), bytes.size()); },
-        detail::flag_urgent | detail::flag_uncounted);
-    auto& b = current_balancer();
-    std::lock_guard lock(b.counters_mutex);
-    ++b.counters.messages;
-}
-
-bool scheduler::migrate(object_id object, int rank) {
-    if (!detail::migrate_for_balance(object, rank))
-        return false;
-    auto& b = current_balancer();
-    std::lock_guard lock(b.counters_mutex);
-    ++b.counters.migrations_out;
-    return true;
-}
-
-void scheduler::note_answer_wait(double seconds) {
-    auto& b = current_balancer();
-    std::lock_guard lock(b.counters_mutex);
-    b.counters.max_answer_wait_s = std::max(b.counters.max_answer_wait_s, seconds);
-}
-
-std::vector<object_load> scheduler::work_map() const { return current_balancer().work_map(); }
-double scheduler::local_load() const { return current_balancer().local_load(); }
-int scheduler::running() const { return current_balancer().running(); }
-int scheduler::rank() const { return prema::rank(); }
-int scheduler::ranks() const { return prema::ranks(); }
-int scheduler::workers() const { return detail::state().cfg.workers; }
-const config& scheduler::options() const { return detail::state().cfg; }
 
 void register_policy(const std::string& name, policy_factory make) {
     detail::policies()[name] = std::move(make);

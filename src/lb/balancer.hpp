@@ -16,7 +16,7 @@
 
 namespace prema::detail {
 
-class balancer {
+class balancer final : public lb::context {
   public:
     balancer(const config& cfg, worker_pool& workers);
     ~balancer();
@@ -37,15 +37,25 @@ class balancer {
     void deliver(int from, std::span<const std::byte> bytes);
 
     lb::scheduler& policy() noexcept { return *policy_; }
-    std::vector<lb::object_load> work_map() const;
-    double local_load() const;
-    int running() const noexcept { return int(running_.load()); }
     void set_enabled(bool on) noexcept { enabled_.store(on); }
+
+    // lb::context
+    void send(int rank, std::span<const std::byte> bytes) override;
+    bool migrate(object_id object, int rank) override;
+    std::vector<lb::object_load> work_map() const override;
+    double local_load() const override;
+    int running() const override { return int(running_.load()); }
+    int rank() const override;
+    int ranks() const override;
+    int workers() const override;
+    const config& options() const override { return cfg_; }
+    void note_answer_wait(double seconds) override;
 
     lb::stats counters;
     std::mutex counters_mutex;
 
   private:
+    const config& cfg_;
     worker_pool& workers_;
     std::unique_ptr<lb::scheduler> policy_;
     std::atomic<std::int64_t> pending_{0};

@@ -50,9 +50,29 @@ struct object_load {
     int pending;  // how many handlers have not started
 };
 
+// What a policy can see and do on its rank. The runtime provides one; tests can provide a
+// fake cluster of ranks inside one process.
+class context {
+  public:
+    virtual ~context() = default;
+    virtual void send(int rank, std::span<const std::byte> bytes) = 0;
+    virtual bool migrate(object_id object, int rank) = 0;
+    virtual std::vector<object_load> work_map() const = 0;
+    virtual double local_load() const = 0;
+    virtual int running() const = 0;
+    virtual int rank() const = 0;
+    virtual int ranks() const = 0;
+    virtual int workers() const = 0;
+    virtual const config& options() const = 0;
+    virtual void note_answer_wait(double seconds) = 0;
+};
+
 class scheduler {
   public:
     virtual ~scheduler() = default;
+
+    // Called by the runtime (or a test) before anything else.
+    void attach(context& c) noexcept { ctx_ = &c; }
 
     // --- inside a rank ---------------------------------------------------------------------
     // Default: one FIFO shared by the rank's workers.
@@ -72,7 +92,7 @@ class scheduler {
   protected:
     // Sends `bytes` to this policy on `rank`. Policy traffic has priority over application
     // work and does not count as work for quiescence.
-    void send_to(int rank, std::span<const std::byte> bytes);
+    void send_to(int rank, std::span<const std::byte> bytes) { ctx_->send(rank, bytes); }
     template <class M> void send_to(int rank, const M& m) {
         static_assert(std::is_trivially_copyable_v<M>);
         send_to(rank, std::as_bytes(std::span(&m, 1)));
@@ -86,23 +106,25 @@ class scheduler {
 
     // Moves a local object with no started handler to `rank`, with its pending handlers.
     // Returns false (and moves nothing) if it is running, gone, or has no pending work.
-    bool migrate(object_id object, int rank);
+    bool migrate(object_id object, int rank) { return ctx_->migrate(object, rank); }
 
     // PREMA's mo_work_map: this rank's objects with pending work, heaviest first.
-    std::vector<object_load> work_map() const;
+    std::vector<object_load> work_map() const { return ctx_->work_map(); }
     // Pending load of this rank (not started handlers) and how many handlers run now.
-    double local_load() const;
-    int running() const;
+    double local_load() const { return ctx_->local_load(); }
+    int running() const { return ctx_->running(); }
 
-    int rank() const;
-    int ranks() const;
-    int workers() const;
-    const config& options() const; // thresholds and neighbourhood sizes (--prema-lb-*)
+    int rank() const { return ctx_->rank(); }
+    int ranks() const { return ctx_->ranks(); }
+    int workers() const { return ctx_->workers(); }
+    // Thresholds and neighbourhood sizes (--prema-lb-*).
+    const config& options() const { return ctx_->options(); }
 
     // Records how long this rank waited for a reply to a request (shown in lb::stats).
-    void note_answer_wait(double seconds);
+    void note_answer_wait(double seconds) { ctx_->note_answer_wait(seconds); }
 
   private:
+    context* ctx_ = nullptr;
     std::mutex fifo_mutex_;
     std::deque<ready_handler*> fifo_;
 };
