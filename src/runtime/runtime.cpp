@@ -191,6 +191,11 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     detail::runtime_state* expected = nullptr;
     impl_ = std::make_unique<impl>(comm, std::move(cfg));
     auto& st = impl_->st;
+    // Collective: ranks that disagree on message sizes would crash or hang later; say so now.
+    if (auto why = detail::wire_config_mismatch(st.comm, st.cfg); !why.empty()) {
+        MPI_Comm_free(&st.comm);
+        throw usage_error(why);
+    }
     if (!detail::g_state.compare_exchange_strong(expected, &st)) {
         MPI_Comm_free(&st.comm);
         throw usage_error("a PREMA runtime already runs in this process");

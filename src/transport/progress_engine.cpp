@@ -19,6 +19,21 @@ constexpr int yield_polls = 512 + spin_polls;
 constexpr std::chrono::microseconds first_sleep{20}, longest_sleep{200};
 } // namespace
 
+std::string wire_config_mismatch(MPI_Comm comm, const config& cfg) {
+    std::uint64_t mine[2] = {cfg.eager_bytes, cfg.max_message_bytes}, lo[2], hi[2];
+    MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, comm);
+    std::string why;
+    const char* names[2] = {"eager-bytes", "max-message-bytes"};
+    for (int i = 0; i < 2; ++i)
+        if (lo[i] != hi[i])
+            why += fmt::format("{}--prema-{} ranges from {} to {} (this rank: {})",
+                               why.empty() ? "" : "; ", names[i], lo[i], hi[i], mine[i]);
+    if (!why.empty())
+        why = "the ranks disagree on the wire format: " + why + "; every rank needs the same value";
+    return why;
+}
+
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)), detector_(comm) {
     MPI_Comm_rank(comm_, &rank_);

@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <concurrentqueue.h>
@@ -27,6 +28,12 @@
 #include "transport/termination.hpp"
 
 namespace prema::detail {
+
+// Collective over `comm`: empty if every rank has the same eager_bytes and max_message_bytes,
+// else a message that says how they differ. They must agree: a peer with a larger eager size
+// sends headers that overflow this rank's receives (MPI_ERR_TRUNCATE aborts the job), and a
+// split-phase payload refused for a smaller maximum is never received, so its sender hangs.
+std::string wire_config_mismatch(MPI_Comm comm, const config& cfg);
 
 class progress_engine {
   public:
