@@ -1,0 +1,625 @@
+// Bad input must give a clear error, never a crash or a hang: API misuse throws usage_error in
+// the calling coroutine; garbage on the wire (injected with detail::inject_raw) and failing
+// handlers are logged and make run() return 1 on the rank that saw them, and 0 elsewhere.
+// Every TEST_CASE is collective. The runtime's error log is captured through an extra spdlog
+// sink so that the tests can check what it says.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+#include <cstring>
+#include <mpi.h>
+#include <mutex>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <spdlog/sinks/base_sink.h>
+
+#include <prema/prema.hpp>
+
+#include "runtime/log.hpp"
+#include "transport/fault_injection.hpp"
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+struct mode {
+    const char* name;
+    prema::progress_mode progress;
+};
+
+constexpr mode all_modes[] = {
+    {"dedicated", prema::progress_mode::dedicated},
+    {"inline", prema::progress_mode::inline_},
+};
+
+prema::config make_config(const mode& m) {
+    prema::config c;
+    c.progress = m.progress;
+    c.workers = 1;
+    return c;
+}
+
+int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+int world_size() {
+    int n = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+// Records every error the runtime logs on this rank.
+class capture_sink : public spdlog::sinks::base_sink<std::mutex> {
+  public:
+    std::string take() {
+        std::lock_guard lock(mutex_);
+        std::string all;
+        all.swap(text_);
+        return all;
+    }
+
+  protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        if (msg.level >= spdlog::level::err) {
+            text_.append(msg.payload.data(), msg.payload.size());
+            text_ += '\n';
+        }
+    }
+    void flush_() override {}
+
+  private:
+    std::string text_;
+};
+
+// Installed once, before any runtime runs (sinks are not guarded against concurrent logging).
+capture_sink& captured() {
+    static auto sink = [] {
+        auto s = std::make_shared<capture_sink>();
+        prema::detail::log().sinks().push_back(s);
+        return s;
+    }();
+    return *sink;
+}
+
+// Expectations evaluated inside the entry coroutine, reported on the main thread afterwards.
+struct checker {
+    std::vector<std::string> failures;
+    bool done = false;
+    void operator()(bool ok, const std::string& what) {
+        if (!ok)
+            failures.push_back(what);
+    }
+};
+
+void report(const checker& c) {
+    for (const auto& f : c.failures)
+        FAIL_CHECK(f);
+    CHECK(c.done);
+}
+
+// Sets `var` to "<exception type>: what()" for what `co_await (...)` throws, or to "no
+// exception". A macro, because the exception may come from building the awaitable (a call's
+// arguments are checked then) as well as from awaiting it.
+#define PREMA_OUTCOME(var, ...)                                                                    \
+    do {                                                                                           \
+        var = "no exception";                                                                      \
+        try {                                                                                      \
+            co_await __VA_ARGS__;                                                                  \
+        } catch (const prema::usage_error& e) {                                                    \
+            var = std::string("usage_error: ") + e.what();                                         \
+        } catch (const prema::remote_error& e) {                                                   \
+            var = std::string("remote_error: ") + e.what();                                        \
+        } catch (const prema::wire_error& e) {                                                     \
+            var = std::string("wire_error: ") + e.what();                                          \
+        } catch (const std::exception& e) {                                                        \
+            var = std::string("other exception: ") + e.what();                                     \
+        }                                                                                          \
+    } while (false)
+
+std::atomic<int> hits{0};
+std::atomic<long long> hit_bytes{0};
+
+void takes_int(int) {
+    hits.fetch_add(1);
+}
+void takes_string(std::string s) {
+    hits.fetch_add(1);
+    hit_bytes.fetch_add((long long)s.size());
+}
+void takes_bytes(std::vector<char> v) {
+    hits.fetch_add(1);
+    hit_bytes.fetch_add((long long)v.size());
+}
+std::vector<char> echo_bytes(std::vector<char> v) {
+    return v;
+}
+int plus_one(int x) {
+    return x + 1;
+}
+
+std::vector<double> region(256);
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("send, call, put, get to a rank that does not exist throw usage_error") {
+    const int p = world_size();
+    captured();
+    // Outside a runtime there is no job at all.
+    CHECK_THROWS_WITH_AS((void)prema::send(0, prema::fn<&takes_int>, 1),
+                         doctest::Contains("no PREMA runtime"), prema::usage_error);
+    for (const auto& m : all_modes) {
+        const std::string mode_name = m.name;
+        INFO("mode: ", mode_name);
+        checker chk;
+        int rc = -1;
+        {
+            prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+            captured().take();
+            hits = 0;
+            rc = rt.run([&]() -> prema::task<> {
+                for (int bad : {p, -1, p + 5}) {
+                    const std::string want = "rank " + std::to_string(bad) + " does not exist";
+                    const std::string size = std::to_string(p) + " ranks";
+                    auto check = [&](const std::string& op, const std::string& w) {
+                        chk(contains(w, "usage_error") && contains(w, want) && contains(w, size),
+                            op + " to rank " + std::to_string(bad) + ": " + w);
+                    };
+                    std::string w;
+                    PREMA_OUTCOME(w, prema::send(bad, prema::fn<&takes_int>, 1));
+                    check("send", w);
+                    PREMA_OUTCOME(w, prema::call(bad, prema::fn<&plus_one>, 1));
+                    check("call", w);
+                    double one[1] = {1.0};
+                    PREMA_OUTCOME(w, prema::put(prema::remote_ptr<double>{bad, 0},
+                                                std::span<const double>(one)));
+                    check("put", w);
+                    PREMA_OUTCOME(
+                        w, prema::get(prema::remote_ptr<double>{bad, 0}, std::span<double>(one)));
+                    check("get", w);
+                }
+                chk.done = true;
+            });
+        }
+        CHECK(rc == 0); // the errors were caught by the entry, nothing was sent
+        report(chk);
+        CHECK(hits == 0);
+        CHECK(captured().take() == "");
+    }
+}
+
+TEST_CASE("payloads above max_message_bytes are refused at the sender") {
+    const int me = world_rank(), p = world_size();
+    const int right = (me + 1) % p, left = (me + p - 1) % p;
+    (void)left;
+    captured();
+    for (const auto& m : all_modes) {
+        for (std::size_t eager : {std::size_t{256}, std::size_t{8192}}) {
+            const std::string mode_name = m.name;
+            INFO("mode: ", mode_name, ", eager_bytes ", eager);
+            auto cfg = make_config(m);
+            cfg.max_message_bytes = 1024;
+            cfg.eager_bytes = eager; // 256: the largest allowed message goes split-phase
+            checker chk;
+            hits = 0;
+            hit_bytes = 0;
+            int rc = -1;
+            {
+                prema::runtime rt(MPI_COMM_WORLD, cfg);
+                captured().take();
+                rc = rt.run([&]() -> prema::task<> {
+                    // A vector travels as an 8-byte length and its elements: 1016 chars make
+                    // exactly 1024 bytes, which is allowed; one more is not.
+                    co_await prema::send(right, prema::fn<&takes_bytes>, std::vector<char>(1016));
+                    std::string w;
+                    PREMA_OUTCOME(
+                        w, prema::send(right, prema::fn<&takes_bytes>, std::vector<char>(1017)));
+                    chk(contains(w, "usage_error") && contains(w, "1025 bytes") &&
+                            contains(w, "max-message-bytes=1024"),
+                        "oversized send: " + w);
+                    PREMA_OUTCOME(
+                        w, prema::call(right, prema::fn<&echo_bytes>, std::vector<char>(5000)));
+                    chk(contains(w, "usage_error") && contains(w, "5008 bytes"),
+                        "oversized call: " + w);
+                    PREMA_OUTCOME(
+                        w, prema::broadcast(prema::fn<&takes_bytes>, std::vector<char>(2000)));
+                    chk(contains(w, "usage_error") && contains(w, "max-message-bytes"),
+                        "oversized broadcast: " + w);
+                    auto rp =
+                        co_await prema::call(right, [] { return prema::remote(region.data()); });
+                    std::vector<double> many(200);
+                    PREMA_OUTCOME(w, prema::put(rp, std::span<const double>(many)));
+                    chk(contains(w, "usage_error") && contains(w, "max-message-bytes"),
+                        "oversized put: " + w);
+                    // A reply above the maximum fails on the callee, which says so instead.
+                    PREMA_OUTCOME(
+                        w, prema::call(
+                               right, [](int n) { return std::vector<char>(std::size_t(n), 'x'); },
+                               2000));
+                    chk(contains(w, "remote_error") && contains(w, "max-message-bytes"),
+                        "oversized reply: " + w);
+                    // Everything still works.
+                    auto back =
+                        co_await prema::call(right, prema::fn<&echo_bytes>, std::vector<char>(900));
+                    chk(back.size() == 900,
+                        "echo after errors returned " + std::to_string(back.size()) + " bytes");
+                    chk.done = true;
+                });
+            }
+            CHECK(rc == 0);
+            report(chk);
+            CHECK(hits == 1); // only the 1024-byte message arrived
+            CHECK(hit_bytes == 1016);
+            CHECK(captured().take() == "");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown handler ids
+
+namespace {
+constexpr std::uint64_t unknown_id = 0x1234567;
+
+// A call to a handler id nobody registered. The awaiter is built in place (it cannot move);
+// this supports both forms of its constructor, (dest, id, write) and (id, write -> dest).
+// (A template, so that the branch not taken is not compiled.)
+template <class awaiter = prema::detail::call_awaiter<void>> auto unknown_call(int dest) {
+    auto write = [](prema::detail::byte_writer&) {};
+    if constexpr (std::is_constructible_v<awaiter, int, std::uint64_t, decltype(write)>)
+        return awaiter(dest, unknown_id, write);
+    else
+        return awaiter(unknown_id, [dest](prema::detail::byte_writer&) { return dest; });
+}
+} // namespace
+
+TEST_CASE("unknown handler ids: a send is refused, a call gets an error back") {
+    const int me = world_rank(), p = world_size();
+    const int victim = p - 1, right = (me + 1) % p;
+    captured();
+    for (const auto& m : all_modes) {
+        const std::string mode_name = m.name;
+        INFO("mode: ", mode_name);
+        prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+        captured().take();
+        int rc = rt.run([&]() -> prema::task<> {
+            if (me == 0)
+                prema::detail::post_new(victim, unknown_id, 0, [](prema::detail::byte_writer&) {});
+            co_return;
+        });
+        CHECK(rc == (me == victim ? 1 : 0));
+        auto log = captured().take();
+        if (me == victim)
+            CHECK(contains(log, "no handler with id 0x1234567"));
+        else
+            CHECK(log == "");
+
+        checker chk;
+        rc = rt.run([&]() -> prema::task<> {
+            std::string w;
+            PREMA_OUTCOME(w, unknown_call(right));
+            chk(contains(w, "remote_error") && contains(w, "no handler") &&
+                    contains(w, "0x1234567") && contains(w, "rank " + std::to_string(right)),
+                "call to an unknown handler: " + w);
+            chk.done = true;
+        });
+        CHECK(rc == 0); // the caller got the error; nothing went unreported
+        report(chk);
+        CHECK(captured().take() == "");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Garbage on the wire
+
+namespace {
+using prema::detail::wire_header;
+
+wire_header header_for(std::uint64_t handler, std::uint64_t payload_bytes, int source) {
+    wire_header h{};
+    h.magic = prema::detail::wire_magic;
+    h.flags = 0;
+    h.handler = handler;
+    h.token = 0;
+    h.payload_bytes = payload_bytes;
+    h.source = source;
+    h.payload_tag = 0;
+    return h;
+}
+
+std::vector<std::byte> wire(const wire_header& h, std::size_t payload = 0) {
+    std::vector<std::byte> b(sizeof h + payload, std::byte{0x5a});
+    std::memcpy(b.data(), &h, sizeof h);
+    return b;
+}
+
+template <class T> void put_at(std::vector<std::byte>& b, std::size_t offset, const T& v) {
+    std::memcpy(b.data() + offset, &v, sizeof v);
+}
+
+struct raw_case {
+    const char* name;
+    std::vector<std::byte> bytes;
+    std::string expect; // in the error the receiver logs
+};
+
+std::uint64_t id_int() {
+    return prema::detail::handler_id<prema::fn_t<&takes_int>>::value;
+}
+std::uint64_t id_string() {
+    return prema::detail::handler_id<prema::fn_t<&takes_string>>::value;
+}
+
+// The cases, as sent by rank `source` under `cfg`.
+std::vector<raw_case> raw_cases(int source, const prema::config& cfg) {
+    std::vector<raw_case> cs;
+    auto h = header_for(id_int(), sizeof(int), source);
+    cs.push_back({"empty message", {}, "truncated header: 0 bytes"});
+    cs.push_back({"truncated header", wire(h, 4), "truncated header: 10 bytes"});
+    cs.back().bytes.resize(10);
+    {
+        auto g = h;
+        g.magic = 0xdeadbeef;
+        cs.push_back({"bad magic", wire(g, 4), "magic 0xdeadbeef"});
+    }
+    {
+        auto g = h;
+        g.payload_bytes = 100;
+        cs.push_back({"payload_bytes above the bytes carried", wire(g, 10),
+                      "says 100 payload bytes, carries 10"});
+        g.payload_bytes = 2;
+        cs.push_back({"payload_bytes below the bytes carried", wire(g, 16),
+                      "says 2 payload bytes, carries 16"});
+    }
+    {
+        auto g = h;
+        g.source = 77;
+        cs.push_back({"lying source", wire(g, 4), "claims to come from rank 77"});
+        g.source = -3;
+        cs.push_back({"negative source", wire(g, 4), "claims to come from rank -3"});
+    }
+    {
+        auto g = h;
+        g.flags = prema::detail::flag_split;
+        g.payload_bytes = cfg.max_message_bytes + 1;
+        g.payload_tag = 2;
+        cs.push_back({"split-phase header above the maximum", wire(g),
+                      "above --prema-max-message-bytes=" + std::to_string(cfg.max_message_bytes)});
+        g.payload_bytes = ~std::uint64_t{0};
+        cs.push_back({"split-phase header of 2^64-1 bytes", wire(g), "max-message-bytes"});
+        g.payload_bytes = 100;
+        cs.push_back(
+            {"split-phase header with bytes after it", wire(g, 8), "garbled split-phase header"});
+        g.payload_tag = 0;
+        cs.push_back({"split-phase header with a bad tag", wire(g), "garbled split-phase header"});
+    }
+    {
+        auto g = header_for(id_int(), 2, source);
+        cs.push_back({"payload too short for the handler", wire(g, 2), "truncated payload"});
+        g.payload_bytes = 6;
+        cs.push_back(
+            {"payload too long for the handler", wire(g, 6), "2 bytes more than the handler"});
+    }
+    {
+        auto g = header_for(id_string(), 8, source);
+        auto b = wire(g, 8);
+        put_at(b, sizeof g, std::uint64_t{1} << 40); // a string length of 1 TiB in 8 bytes
+        cs.push_back({"garbled string length", b, "garbled payload"});
+    }
+    {
+        auto g = header_for(prema::detail::reply_handler_id(), 1, source);
+        g.token = 12345;
+        auto b = wire(g, 1);
+        put_at(b, sizeof g, std::uint8_t{0});
+        cs.push_back({"reply that nobody awaits", b, "unknown call token 12345"});
+    }
+    cs.push_back({"unknown handler id", wire(header_for(unknown_id, 0, source)),
+                  "no handler with id 0x1234567"});
+    return cs;
+}
+} // namespace
+
+TEST_CASE("garbled and truncated messages are refused by the receiver") {
+    const int me = world_rank(), p = world_size();
+    captured();
+    for (const auto& m : all_modes) {
+        auto cfg = make_config(m);
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        const auto cases = raw_cases(0, cfg);
+        // Rank 0 injects into the last rank, and once into itself (through MPI as well).
+        for (std::size_t k = 0; k <= cases.size(); ++k) {
+            const auto& c = cases[k % cases.size()];
+            const int victim = k < cases.size() ? p - 1 : 0;
+            const std::string mode_name = m.name;
+            const std::string case_name = c.name;
+            INFO("mode: ", mode_name, ", case: ", case_name, ", victim rank ", victim);
+            captured().take();
+            hits = 0;
+            checker chk;
+            int rc = rt.run([&]() -> prema::task<> {
+                if (me == 0) {
+                    prema::detail::inject_raw(victim, c.bytes);
+                    // The victim keeps working after refusing the garbage.
+                    int two = co_await prema::call(victim, prema::fn<&plus_one>, 1);
+                    chk(two == 2, "call after the bad message returned " + std::to_string(two));
+                }
+                chk.done = true;
+                co_return;
+            });
+            CHECK(rc == (me == victim ? 1 : 0));
+            report(chk);
+            CHECK(hits == 0);
+            auto log = captured().take();
+            if (me == victim)
+                CHECK_MESSAGE(contains(log, c.expect), "log: ", log);
+            else
+                CHECK_MESSAGE(log == "", "log: ", log);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failing handlers and entries
+
+namespace {
+void throws_plain(int x) {
+    throw std::runtime_error("kaboom " + std::to_string(x));
+}
+
+prema::task<> throws_later(int x) {
+    co_await prema::yield();
+    throw std::invalid_argument("late kaboom " + std::to_string(x));
+}
+
+void throws_int(int x) {
+    throw x;
+}
+
+void throws_on_rank_one(int x) {
+    if (prema::rank() == 1 % prema::ranks())
+        throw std::runtime_error("broadcast kaboom " + std::to_string(x));
+    hits.fetch_add(1);
+}
+} // namespace
+
+TEST_CASE("a handler that throws in a send is logged and fails its rank's run") {
+    const int me = world_rank(), p = world_size();
+    const int victim = p - 1;
+    captured();
+    struct failing {
+        const char* name;
+        void (*start)(int victim);
+        std::vector<std::string> expect;
+    };
+    const failing cases[] = {
+        {"plain handler",
+         [](int v) { (void)prema::send(v, prema::fn<&throws_plain>, 7); },
+         {"throws_plain", "threw std::runtime_error", "kaboom 7"}},
+        {"coroutine handler",
+         [](int v) { (void)prema::send(v, prema::fn<&throws_later>, 8); },
+         {"throws_later", "std::invalid_argument", "late kaboom 8"}},
+        {"non-standard exception",
+         [](int v) { (void)prema::send(v, prema::fn<&throws_int>, 9); },
+         {"throws_int", "non-standard exception"}},
+    };
+    for (const auto& m : all_modes) {
+        prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+        for (const auto& c : cases) {
+            const std::string mode_name = m.name;
+            const std::string case_name = c.name;
+            INFO("mode: ", mode_name, ", case: ", case_name);
+            captured().take();
+            int rc = rt.run([&]() -> prema::task<> {
+                if (me == 0)
+                    c.start(victim);
+                co_return;
+            });
+            CHECK(rc == (me == victim ? 1 : 0));
+            auto log = captured().take();
+            if (me == victim) {
+                for (const auto& e : c.expect)
+                    CHECK_MESSAGE(contains(log, e), "want '", e, "' in log: ", log);
+            } else {
+                CHECK_MESSAGE(log == "", "log: ", log);
+            }
+        }
+
+        const std::string mode_name = m.name;
+        INFO("mode: ", mode_name);
+        // A broadcast handler that throws on one rank only.
+        captured().take();
+        hits = 0;
+        int rc = rt.run([&]() -> prema::task<> {
+            if (me == 0)
+                co_await prema::broadcast(prema::fn<&throws_on_rank_one>, 3);
+        });
+        const int thrower = 1 % p;
+        CHECK(rc == (me == thrower ? 1 : 0));
+        CHECK(hits == (me == thrower ? 0 : 1));
+        auto log = captured().take();
+        CHECK(contains(log, "broadcast kaboom 3") == (me == thrower));
+
+        // An entry that throws.
+        rc = rt.run([&]() -> prema::task<> {
+            co_await prema::yield();
+            if (me == 0)
+                throw std::runtime_error("entry kaboom");
+        });
+        CHECK(rc == (me == 0 ? 1 : 0));
+        log = captured().take();
+        CHECK(contains(log, "the entry coroutine threw std::runtime_error: entry kaboom") ==
+              (me == 0));
+
+        // An entry that waits for something that never happens: the job is quiescent, so
+        // run() reports it instead of hanging. (The suspended frame is leaked.)
+        rc = rt.run([&]() -> prema::task<> {
+            if (me == 0)
+                co_await std::suspend_always{};
+        });
+        CHECK(rc == (me == 0 ? 1 : 0));
+        log = captured().take();
+        CHECK(contains(log, "still suspended") == (me == 0));
+
+        // And the runtime still works.
+        hits = 0;
+        rc = rt.run([&]() -> prema::task<> {
+            co_await prema::send((me + 1) % p, prema::fn<&takes_int>, 1);
+        });
+        CHECK(rc == 0);
+        CHECK(hits == 1);
+        CHECK(captured().take() == "");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranks that disagree on the wire format
+
+TEST_CASE("ranks that disagree on eager_bytes or max_message_bytes are refused at startup") {
+    const int me = world_rank();
+    // Without the check, a larger eager size on rank 0 overflows the header receives of the
+    // others (MPI_ERR_TRUNCATE aborts the job), and a smaller maximum on rank 1 refuses a
+    // split-phase header whose payload then never leaves its sender (a hang at shutdown).
+    for (int which = 0; which < 2; ++which) {
+        const std::string field = which == 0 ? "eager_bytes" : "max_message_bytes";
+        INFO("differing field: ", field);
+        prema::config cfg;
+        if (which == 0 && me == 0)
+            cfg.eager_bytes = 4096;
+        if (which == 1 && me == 1)
+            cfg.max_message_bytes = 1024;
+        const std::string option = which == 0 ? "--prema-eager-bytes" : "--prema-max-message-bytes";
+        std::string w = "no exception";
+        try {
+            prema::runtime rt(MPI_COMM_WORLD, cfg);
+        } catch (const prema::usage_error& e) {
+            w = e.what();
+        }
+        CHECK_MESSAGE((contains(w, "disagree") && contains(w, option)), w);
+        // Nothing is left behind: a consistent runtime starts and works.
+        hits = 0;
+        int rc = -1;
+        {
+            prema::runtime rt(MPI_COMM_WORLD, prema::config{});
+            rc = rt.run([&]() -> prema::task<> {
+                co_await prema::send((me + 1) % prema::ranks(), prema::fn<&takes_bytes>,
+                                     std::vector<char>(100000));
+            });
+        }
+        CHECK(rc == 0);
+        CHECK(hits == 1);
+    }
+}
