@@ -726,3 +726,38 @@ TEST_CASE("quiescence: co_await quiescence() separates two phases") {
         CHECK(sum_over_ranks(hops[2]) == expected2);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Many short phases
+
+namespace {
+std::atomic<int> short_hits{0};
+void short_hit(int) {
+    short_hits.fetch_add(1);
+}
+} // namespace
+
+// Regression: with two workers in inline mode, a worker could poll right after the decision
+// that ended a phase and start a termination wave nobody else would join; the runtime's
+// destructor then waited for it forever (seen within a few hundred runtimes at 4 ranks).
+TEST_CASE("many short runtimes and phases end cleanly") {
+    const int me = world_rank(), p = world_size();
+    constexpr int runtimes = 200, phases = 3;
+    for (const auto& m : all_modes) {
+        if (m.workers < 2)
+            continue;
+        const std::string mode_name = m.name;
+        INFO("mode: ", mode_name);
+        short_hits = 0;
+        int failed_runs = 0;
+        for (int k = 0; k < runtimes; ++k) {
+            prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+            for (int ph = 0; ph < phases; ++ph)
+                failed_runs += rt.run([&]() -> prema::task<> {
+                    co_await prema::send((me + 1) % p, prema::fn<&short_hit>, k);
+                }) != 0;
+        }
+        CHECK(failed_runs == 0);
+        CHECK(short_hits == runtimes * phases);
+    }
+}
