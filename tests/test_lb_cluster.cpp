@@ -154,15 +154,11 @@ int value_of(const slow_to_destroy& s) {
 
 } // namespace
 
-// KNOWN BUG (src/objects/object_layer.cpp, ship()): ship() posts the object, then destroys the
-// local copy and only then calls dir.set_remote(id, dest, moves + 1), unconditionally. If the
-// object comes straight back (a migration queued behind the first one, or a policy on the
-// other rank moving it back) and is installed here in between (set_local with moves + 2),
-// set_remote overwrites the newer entry: this rank now forwards every message for the object
-// to `dest`, which forwards it back, and after 64 forwards the message fails with "not found":
-// the object is lost. Every balancing migration goes through ship() too. Remove may_fail()
-// once set_remote ignores updates older than the entry it holds.
-TEST_CASE("an object that bounces straight back stays reachable" * doctest::may_fail()) {
+// Regression: ship() posts the object and only then records where it went. If the object came
+// straight back and was installed here in between, that late record overwrote the newer one
+// and messages bounced between the two ranks until they failed: set_remote now keeps the
+// entry with the higher move count.
+TEST_CASE("an object that bounces straight back stays reachable") {
     int me = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

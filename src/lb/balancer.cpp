@@ -65,9 +65,11 @@ void balancer::notify(const lb::object_load& l) {
 
 bool balancer::next(int worker, work_item& w) {
     while (auto* h = policy_->pop(worker)) {
+        double load = h->load(); // claim() frees a withdrawn handler
         if (claim(static_cast<pending_handler*>(h), w)) {
             pending_.fetch_sub(1, std::memory_order_acq_rel);
             running_.fetch_add(1);
+            running_load_.fetch_add(load);
             return true;
         }
     }

@@ -25,7 +25,10 @@ class balancer final : public lb::context {
     void ready(pending_handler* h);
     void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
     void notify(const lb::object_load& l);
-    void finished() noexcept { running_.fetch_sub(1); }
+    void finished(double load) noexcept {
+        running_.fetch_sub(1);
+        running_load_.fetch_sub(load);
+    }
 
     // Workers: the next application item.
     bool next(int worker, work_item& w);
@@ -45,6 +48,7 @@ class balancer final : public lb::context {
     std::vector<lb::object_load> work_map() const override;
     double local_load() const override;
     int running() const override { return int(running_.load()); }
+    double running_load() const override { return running_load_.load(); }
     int rank() const override;
     int ranks() const override;
     int workers() const override;
@@ -60,6 +64,7 @@ class balancer final : public lb::context {
     std::unique_ptr<lb::scheduler> policy_;
     std::atomic<std::int64_t> pending_{0};
     std::atomic<std::int64_t> running_{0};
+    std::atomic<double> running_load_{0};
     std::atomic<bool> enabled_{false};
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point next_tick_{};

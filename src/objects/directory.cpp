@@ -34,7 +34,11 @@ void directory::set_local(object_id id, int here, record_ptr r, std::uint64_t mo
 void directory::set_remote(object_id id, int rank, std::uint64_t moves) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
-    at(s, id).where = location{rank, moves, nullptr, false, true};
+    auto& e = at(s, id);
+    // The object may already be back, installed with a higher move count: keep that.
+    if (e.where.known && e.where.moves > moves)
+        return;
+    e.where = location{rank, moves, nullptr, false, true};
 }
 
 void directory::set_destroyed(object_id id) {

@@ -129,6 +129,8 @@ access mode_of(const object_entry& e) {
 
 // Serializes the object with everything pending on it and posts it to `dest`. Record locked.
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
+    // Before the post: once posted, the object may come back here and be counted again.
+    current_balancer().notify({rec.id, 0, 0});
     post_new(dest, install_id(), 0, [&](byte_writer& w) {
         w.write(&rec.id, sizeof rec.id);
         w.write(&rec.type->id, sizeof rec.type->id);
@@ -158,7 +160,6 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     rec.ready.clear();
     rec.gone_to = dest;
     layer().dir.set_remote(rec.id, dest, rec.moves + 1);
-    current_balancer().notify({rec.id, 0, 0});
 }
 
 void destroy_object(object_record& rec, const object_entry& request) {
@@ -177,7 +178,7 @@ void destroy_object(object_record& rec, const object_entry& request) {
     rec.early.clear();
 }
 
-detached run_handler(record_ptr rec, object_entry e, access mode);
+detached run_handler(record_ptr rec, object_entry e, access mode, double load);
 
 // Pending load of `rec` (locked): its handlers that have not started, each weighing the
 // object's load() as last read.
@@ -246,7 +247,8 @@ void schedule(const record_ptr& rec) {
                 rec->handed.push_back(handed.back());
             }
         }
-        lb.notify(pending_load(*rec));
+        if (rec->gone_to == -1)
+            lb.notify(pending_load(*rec));
     }
     for (auto& e : acquired)
         reply_value(e.header.origin, e.token,
@@ -257,8 +259,9 @@ void schedule(const record_ptr& rec) {
         lb.ready(h);
 }
 
-// Gives access back: `handler` says whether a started handler (not a guard) ends.
-void finish(const record_ptr& rec, access mode, bool handler) {
+// Gives access back: `handler` says whether a started handler (not a guard) of weight `load`
+// ends.
+void finish(const record_ptr& rec, access mode, bool handler, double load = 0) {
     {
         std::lock_guard lock(rec->mutex);
         if (mode == access::exclusive)
@@ -268,11 +271,11 @@ void finish(const record_ptr& rec, access mode, bool handler) {
         rec->started -= handler;
     }
     if (handler)
-        current_balancer().finished();
+        current_balancer().finished(load);
     schedule(rec);
 }
 
-detached run_handler(record_ptr rec, object_entry e, access mode) {
+detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
     auto* h = find_object_handler(e.header.handler);
     if (!h) {
         fail(e, fmt::format("rank {} has no object handler with id {:#x}", rank(),
@@ -284,12 +287,12 @@ detached run_handler(record_ptr rec, object_entry e, access mode) {
             report_detached_error(h->name, std::current_exception());
         }
     }
-    finish(rec, mode, true);
+    finish(rec, mode, true, load);
 }
 
 void start_claimed(void* arg) {
     auto* h = static_cast<pending_handler*>(arg);
-    auto d = run_handler(std::move(h->rec), std::move(h->entry), h->mode);
+    auto d = run_handler(std::move(h->rec), std::move(h->entry), h->mode, h->load());
     delete h;
     d.handle.resume();
 }

@@ -60,6 +60,8 @@ class context {
     virtual std::vector<object_load> work_map() const = 0;
     virtual double local_load() const = 0;
     virtual int running() const = 0;
+    // Summed load of the running handlers (their weight when they started).
+    virtual double running_load() const { return running(); }
     virtual int rank() const = 0;
     virtual int ranks() const = 0;
     virtual int workers() const = 0;
@@ -113,6 +115,7 @@ class scheduler {
     // Pending load of this rank (not started handlers) and how many handlers run now.
     double local_load() const { return ctx_->local_load(); }
     int running() const { return ctx_->running(); }
+    double running_load() const { return ctx_->running_load(); }
 
     int rank() const { return ctx_->rank(); }
     int ranks() const { return ctx_->ranks(); }

@@ -57,6 +57,8 @@ class diffusion final : public requester {
         replace_empty();
         if (best_rank_ >= 0)
             ask(best_rank_);
+        else
+            back_off(replies_); // the whole neighbourhood was empty
     }
 
     void pick_neighbours() {

@@ -55,7 +55,7 @@ class heat_diffusion final : public lb::scheduler {
         }
     }
 
-    double my_load() const { return local_load() + running(); }
+    double my_load() const { return local_load() + running_load(); }
 
     void decide() {
         gathering_ = false;

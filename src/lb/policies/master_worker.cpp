@@ -25,7 +25,7 @@ class master_worker final : public requester {
         if (m.k == kind::request)
             serve(from);
         else
-            answered(m.k); // a refusal makes hungry() back off before asking again
+            answered(m.k);
     }
 };
 } // namespace

@@ -46,20 +46,25 @@ class requester : public lb::scheduler {
         send_to(to, msg{kind::refused, local_load()});
     }
 
-    // A reply to ask(); returns true if it was a refusal.
-    bool answered(kind k) {
+    // A reply to ask().
+    void answered(kind k) {
         waiting_ = false;
         note_answer_wait(std::chrono::duration<double>(clock::now() - asked_at_).count());
-        if (k == kind::granted) {
+        if (k == kind::granted)
             refusals_ = 0;
-            return false;
-        }
-        if (++refusals_ >= ranks() - 1) {
+        else
+            back_off(1);
+    }
+
+    // `n` ranks had nothing to give: after as many refusals as there are other ranks, pause
+    // for a number of periods that doubles (up to 32) with each further refusal.
+    void back_off(int n) {
+        refusals_ += n;
+        if (refusals_ >= ranks() - 1) {
             auto pause = std::chrono::microseconds(options().lb_period_us) *
                          (1 << std::min(refusals_ - ranks() + 1, 5));
             quiet_until_ = clock::now() + pause;
         }
-        return true;
     }
 
     // Another rank than this one, at random.
