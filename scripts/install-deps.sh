@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev                # logging
   doctest-dev                  # tests
   libcereal-dev                # serialization of handler arguments and objects
+  python3-matplotlib           # benchmark plots (benchmarks/plot_*.py); optional
 )
 
 missing=()

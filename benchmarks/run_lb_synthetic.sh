@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the synthetic load-balancing benchmark if needed and runs
+#   1. the main configuration: 8 ranks x 1 worker, sleep work, every policy beside static
+#      placement (--all) -> benchmarks/results/lb_synthetic.{json,txt,png}
+#   2. the preemption run: 4 ranks, 0.5 s spin items, inline progress, yield points on and off
+#      -> benchmarks/results/lb_preemption.{json,txt}
+#
+#   benchmarks/run_lb_synthetic.sh [benchmark options...]   (passed to the main configuration)
+#
+# Environment: BUILD_DIR (default build-bench), MPIRUN (default mpirun), MPIRUN_ARGS (extra
+# mpirun options), SKIP_PREEMPTION=1 to run only the main configuration.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-build-bench}"
+[[ "$build" = /* ]] || build="$root/$build"
+results="$root/benchmarks/results"
+mpirun="${MPIRUN:-mpirun}"
+
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build "$build" --target lb_synthetic -j "$(nproc)"
+bin="$build/benchmarks/lb_synthetic/lb_synthetic"
+
+mkdir -p "$results"
+# More ranks than cores: oversubscribe, and let the OS move ranks between cores.
+launch=(--oversubscribe --bind-to none)
+if [[ "$(id -u)" = 0 ]]; then
+    launch+=(--allow-run-as-root)
+fi
+
+# shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
+"$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 8 "$bin" --all --work sleep \
+    --json "$results/lb_synthetic.json" "$@" | tee "$results/lb_synthetic.txt"
+
+if [[ "${SKIP_PREEMPTION:-0}" != 1 ]]; then
+    # shellcheck disable=SC2086
+    "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 4 "$bin" --preemption \
+        --json "$results/lb_preemption.json" | tee "$results/lb_preemption.txt"
+fi
+
+# The first python3 with matplotlib draws the plot; without one, the script says so.
+python=""
+for py in python3 /usr/bin/python3; do
+    if command -v "$py" > /dev/null && "$py" -c "import matplotlib" 2> /dev/null; then
+        python="$py"
+        break
+    fi
+done
+if [[ -z "$python" ]] && command -v python3 > /dev/null; then
+    python=python3
+fi
+if [[ -n "$python" ]]; then
+    "$python" "$root/benchmarks/plot_lb.py" "$results/lb_synthetic.json" \
+        "$results/lb_synthetic.png"
+fi
