@@ -86,6 +86,13 @@ void worker_pool::push(work_item w) {
     wake_for(target);
 }
 
+void worker_pool::push_yielded(work_item w) {
+    if (tls_pool != this)
+        return push(w);
+    active_.fetch_add(1, std::memory_order_relaxed);
+    workers_[tls_index]->yielded.push_back(w);
+}
+
 void worker_pool::wake_for(int target) {
     // Orders the enqueue before the sleeping() loads below (the waker's half of the parker
     // protocol). Without it the store can sit in the store buffer while we read a stale
@@ -115,8 +122,14 @@ void worker_pool::wake_one() noexcept {
 }
 
 bool worker_pool::pop(int index, work_item& w) {
-    if (workers_[index]->queue.try_dequeue(w))
+    auto& self = *workers_[index];
+    if (self.queue.try_dequeue(w))
         return true;
+    if (!self.yielded.empty()) {
+        w = self.yielded.front();
+        self.yielded.pop_front();
+        return true;
+    }
     if (app_source_) {
         // Counted before the source gives the item up, so quiescence never sees it nowhere.
         active_.fetch_add(1, std::memory_order_acq_rel);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -59,6 +60,11 @@ class worker_pool {
     // Queues an item: on the calling worker's own queue, else round robin. Any thread.
     void push(work_item w);
 
+    // Queues a coroutine that yielded: on the calling worker, behind its queued system work
+    // (a moodycamel queue prefers its busiest producer, which would be the yielder itself).
+    // Not stolen by other workers. Off the pool, the same as push().
+    void push_yielded(work_item w);
+
     std::int64_t active() const noexcept { return active_.load(std::memory_order_acquire); }
     int size() const noexcept { return int(workers_.size()); }
 
@@ -69,6 +75,7 @@ class worker_pool {
   private:
     struct alignas(64) worker {
         moodycamel::ConcurrentQueue<work_item> queue;
+        std::deque<work_item> yielded; // owner thread only
         parker park;
     };
 

@@ -142,9 +142,14 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
     st.engine->post(m);
 }
 
-void reschedule(std::coroutine_handle<> h) {
-    state().workers->push(
-        {[](void* a) { std::coroutine_handle<>::from_address(a).resume(); }, h.address()});
+namespace {
+void resume_handle(void* a) { std::coroutine_handle<>::from_address(a).resume(); }
+} // namespace
+
+void reschedule(std::coroutine_handle<> h) { state().workers->push({&resume_handle, h.address()}); }
+
+void requeue_yielded(std::coroutine_handle<> h) {
+    state().workers->push_yielded({&resume_handle, h.address()});
 }
 
 void add_quiescence_waiter(std::coroutine_handle<> h) {

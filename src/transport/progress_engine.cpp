@@ -269,6 +269,9 @@ bool progress_engine::poll() {
     moved |= poll_ops();
     if (hooks_.tick)
         hooks_.tick();
+    // Replies and migrations that urgent handlers produced during this poll leave now, not
+    // one poll (in inline mode: one quantum) later.
+    moved |= flush_outbox();
     if (!moved)
         moved = poll_waves();
     in_poll = false;

@@ -36,13 +36,17 @@ inline bool quantum_expired() noexcept { return now_ticks() >= slice_deadline; }
 // Queues `h` on the current worker (or on the pool, from a thread that is not a worker).
 void reschedule(std::coroutine_handle<> h);
 
+// Queues a coroutine that yielded behind everything already queued on this worker (messages
+// included), so that a long handler cannot starve them.
+void requeue_yielded(std::coroutine_handle<> h);
+
 } // namespace detail
 
 // The awaitable behind yield() and yield_point(); resumes on a worker thread.
 struct yield_awaiter {
     bool ready;
     bool await_ready() const noexcept { return ready; }
-    void await_suspend(std::coroutine_handle<> h) const { detail::reschedule(h); }
+    void await_suspend(std::coroutine_handle<> h) const { detail::requeue_yielded(h); }
     void await_resume() const noexcept {}
 };
 

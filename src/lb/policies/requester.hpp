@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <algorithm>
 #include <random>
+#include <vector>
 
 #include "prema/lb/scheduler.hpp"
 
@@ -67,6 +69,20 @@ class requester : public lb::scheduler {
         }
     }
 
+    // The other ranks in a random order, one per call, reshuffled after each full sweep: a
+    // refusal streak long enough to back off has then asked every rank once.
+    int next_victim() {
+        if (sweep_.empty()) {
+            for (int r = 0; r < ranks(); ++r)
+                if (r != rank())
+                    sweep_.push_back(r);
+            std::shuffle(sweep_.begin(), sweep_.end(), rng_);
+        }
+        int r = sweep_.back();
+        sweep_.pop_back();
+        return r;
+    }
+
     // Another rank than this one, at random.
     int random_other() {
         std::uniform_int_distribution<int> d(0, ranks() - 2);
@@ -77,6 +93,7 @@ class requester : public lb::scheduler {
     std::mt19937 rng_{std::random_device{}()};
 
   private:
+    std::vector<int> sweep_;
     bool waiting_ = false;
     int refusals_ = 0;
     clock::time_point asked_at_{}, quiet_until_{};

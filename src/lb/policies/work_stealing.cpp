@@ -1,5 +1,6 @@
-// Work stealing: an idle rank asks one random victim for an object; after a refusal it asks
-// another (PREMA's optimisation of diffusion without the load-gathering phase).
+// Work stealing: an idle rank asks one victim for an object; after a refusal it asks another,
+// visiting the other ranks in a random order (PREMA's optimisation of diffusion without the
+// load-gathering phase).
 #include "lb/policies.hpp"
 #include "lb/policies/requester.hpp"
 
@@ -9,7 +10,7 @@ namespace {
 class work_stealing final : public requester {
     void dist_balance() override {
         if (hungry())
-            ask(random_other());
+            ask(next_victim());
     }
 
     void receive(int from, std::span<const std::byte> bytes) override {
