@@ -20,6 +20,8 @@
 
 #include <prema/prema.hpp>
 
+#include "test_support.hpp"
+
 #include "runtime/log.hpp"
 #include "transport/fault_injection.hpp"
 
@@ -43,18 +45,6 @@ prema::config make_config(const mode& m) {
     c.progress = m.progress;
     c.workers = 1;
     return c;
-}
-
-int world_rank() {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-
-int world_size() {
-    int n = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    return n;
 }
 
 bool contains(const std::string& s, const std::string& part) {

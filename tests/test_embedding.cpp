@@ -9,19 +9,9 @@
 
 #include <prema/prema.hpp>
 
+#include "test_support.hpp"
+
 namespace {
-
-int world_rank() {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-
-int world_size() {
-    int s = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &s);
-    return s;
-}
 
 int sum_over(MPI_Comm comm, int v) {
     int total = 0;

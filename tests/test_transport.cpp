@@ -14,6 +14,8 @@
 
 #include <prema/prema.hpp>
 
+#include "test_support.hpp"
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -39,18 +41,6 @@ prema::config make_config(const mode& m) {
     c.progress = m.progress;
     c.workers = m.workers;
     return c;
-}
-
-int world_rank() {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-
-int world_size() {
-    int n = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    return n;
 }
 
 long long sum_over_ranks(long long v) {

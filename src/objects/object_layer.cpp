@@ -36,15 +36,6 @@ template <class V> std::unordered_map<std::uint64_t, V>& table() {
     return t;
 }
 
-std::uint64_t fnv1a(std::string_view s) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (char c : s) {
-        h ^= std::uint8_t(c);
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 std::string describe(object_id id) { return fmt::format("object <{}:{}>", id.creator, id.serial); }
 
 std::uint64_t message_id();
@@ -445,7 +436,7 @@ const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void (*save)(const void*, byte_writer&),
                                         void* (*load)(byte_reader&),
                                         double (*weight)(const void*)) {
-    std::uint64_t id = fnv1a(key);
+    std::uint64_t id = stable_hash(key);
     auto [it, inserted] = table<object_type>().try_emplace(
         id, object_type{id, demangle(key), destroy, save, load, weight});
     return it->second;
@@ -457,7 +448,7 @@ const object_type* find_object_type(std::uint64_t id) noexcept {
 }
 
 std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode) {
-    std::uint64_t id = fnv1a(key);
+    std::uint64_t id = stable_hash(key);
     table<object_handler_entry>().try_emplace(id,
                                               object_handler_entry{id, demangle(key), invoke, mode});
     return id;

@@ -18,7 +18,9 @@ std::unordered_map<std::uint64_t, handler_entry>& table() {
     return t;
 }
 
-std::uint64_t fnv1a(std::string_view s) {
+} // namespace
+
+std::uint64_t stable_hash(std::string_view s) noexcept {
     std::uint64_t h = 0xcbf29ce484222325ull;
     for (char c : s) {
         h ^= std::uint8_t(c);
@@ -26,8 +28,6 @@ std::uint64_t fnv1a(std::string_view s) {
     }
     return h;
 }
-
-} // namespace
 
 std::string demangle(const char* key) {
     int status = 0;
@@ -37,7 +37,7 @@ std::string demangle(const char* key) {
 }
 
 std::uint64_t register_handler(const char* key, invoker_fn invoke) {
-    std::uint64_t id = fnv1a(key);
+    std::uint64_t id = stable_hash(key);
     auto [it, inserted] = table().try_emplace(id, handler_entry{id, demangle(key), invoke});
     if (!inserted && it->second.invoke != invoke) {
         std::fprintf(stderr, "prema: handlers %s and %s hash to the same id %#llx; rename one\n",

@@ -68,6 +68,9 @@ void reply_error(int dest, std::uint64_t token, std::string_view handler,
 
 // Readable name of a mangled type name.
 std::string demangle(const char* mangled);
+
+// FNV-1a: the same on every rank and every run, unlike std::hash.
+std::uint64_t stable_hash(std::string_view s) noexcept;
 template <class T> void reply_value(int dest, std::uint64_t token, const T& value) {
     post_new(dest, reply_handler_id(), token, [&](byte_writer& w) {
         std::uint8_t ok = 0;

@@ -20,13 +20,6 @@ class master_worker final : public requester {
             ask(master);
     }
 
-    void receive(int from, std::span<const std::byte> bytes) override {
-        auto m = decode<msg>(bytes);
-        if (m.k == kind::request)
-            serve(from);
-        else
-            answered(m.k);
-    }
 };
 } // namespace
 

@@ -23,6 +23,15 @@ class requester : public lb::scheduler {
     };
     using clock = std::chrono::steady_clock;
 
+    // Requests are served, replies noted; policies with more message kinds extend this.
+    void receive(int from, std::span<const std::byte> bytes) override {
+        auto m = decode<msg>(bytes);
+        if (m.k == kind::request)
+            serve(from);
+        else
+            answered(m.k);
+    }
+
     // Whether this rank should look for work now.
     bool hungry() const {
         return !waiting_ && clock::now() >= quiet_until_ && local_load() == 0 &&

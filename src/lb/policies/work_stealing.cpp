@@ -13,13 +13,6 @@ class work_stealing final : public requester {
             ask(next_victim());
     }
 
-    void receive(int from, std::span<const std::byte> bytes) override {
-        auto m = decode<msg>(bytes);
-        if (m.k == kind::request)
-            serve(from);
-        else
-            answered(m.k);
-    }
 };
 } // namespace
 
