@@ -10,9 +10,13 @@ struct item {
     int value = 7;
     template <class Ar> void serialize(Ar& ar) { ar(value); }
 };
-int get(const item& i) { return i.value; }
+int get(const item& i) {
+    return i.value;
+}
 
-prema::task<> move_on(prema::mobile_ptr<item> mp, int next) { co_await prema::migrate(mp, next); }
+prema::task<> move_on(prema::mobile_ptr<item> mp, int next) {
+    co_await prema::migrate(mp, next);
+}
 
 std::uint64_t forwards_everywhere() {
     std::uint64_t mine = prema::detail::forward_count(), all = 0;

@@ -39,7 +39,8 @@ int all_ranks_sum(int v) {
 }
 
 // Every rank's objects, gathered everywhere between phases.
-std::vector<prema::mobile_ptr<counter_obj>> gather(const std::vector<prema::mobile_ptr<counter_obj>>& mine) {
+std::vector<prema::mobile_ptr<counter_obj>>
+gather(const std::vector<prema::mobile_ptr<counter_obj>>& mine) {
     int n = int(mine.size() * sizeof(prema::object_id)), size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     std::vector<prema::mobile_ptr<counter_obj>> all(mine.size() * std::size_t(size));
@@ -70,7 +71,8 @@ TEST_CASE("create, send, call, migrate, destroy") {
             CHECK(std::string(e.what()).find("destroyed") != std::string::npos);
         }
         try {
-            co_await prema::send(prema::mobile_ptr<counter_obj>{}, prema::fn<&count>, 0, std::int64_t(0));
+            co_await prema::send(prema::mobile_ptr<counter_obj>{}, prema::fn<&count>, 0,
+                                 std::int64_t(0));
             ++failures;
         } catch (const prema::usage_error&) {
         }
@@ -156,7 +158,9 @@ void shared_work(const guarded&) {
     inside_shared.fetch_sub(1);
 }
 
-int read_value(const guarded& g) { return g.value; }
+int read_value(const guarded& g) {
+    return g.value;
+}
 } // namespace
 
 TEST_CASE("access privileges: exclusive never overlaps, shared overlaps on 2 workers") {
@@ -195,7 +199,8 @@ TEST_CASE("access privileges: exclusive never overlaps, shared overlaps on 2 wor
     }) == 0);
     CHECK(rt.run([&]() -> prema::task<> {
         if (prema::rank() == 0)
-            CHECK(co_await prema::call(target, prema::fn<&read_value>) == expected + prema::ranks());
+            CHECK(co_await prema::call(target, prema::fn<&read_value>) ==
+                  expected + prema::ranks());
     }) == 0);
     CHECK(overlaps.load() == 0);
     if (prema::rank() == 0)

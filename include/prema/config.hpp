@@ -14,18 +14,18 @@ enum class progress_mode {
 };
 
 struct config {
-    int workers = 1;                           // --prema-workers: worker threads per rank
+    int workers = 1;                                   // --prema-workers: worker threads per rank
     progress_mode progress = progress_mode::dedicated; // --prema-progress dedicated|inline
-    std::uint64_t quantum_us = 1000;           // --prema-quantum-us: preemption quantum
-    std::string lb = "none";                   // --prema-lb: load-balancing policy name
-    std::uint64_t lb_period_us = 1000;         // --prema-lb-period-us: dist_balance() period
-    int lb_neighbours = 4;                     // --prema-lb-neighbours: diffusion neighbourhood
-    double lb_alpha = 0.1;                     // --prema-lb-alpha: heat diffusion tolerance
-    std::string log = "warn";                  // --prema-log: trace|debug|info|warn|error|off
-    std::size_t eager_bytes = 8192;            // --prema-eager-bytes: larger payloads go split-phase
+    std::uint64_t quantum_us = 1000;                   // --prema-quantum-us: preemption quantum
+    std::string lb = "none";                           // --prema-lb: load-balancing policy name
+    std::uint64_t lb_period_us = 1000; // --prema-lb-period-us: dist_balance() period
+    int lb_neighbours = 4;             // --prema-lb-neighbours: diffusion neighbourhood
+    double lb_alpha = 0.1;             // --prema-lb-alpha: heat diffusion tolerance
+    std::string log = "warn";          // --prema-log: trace|debug|info|warn|error|off
+    std::size_t eager_bytes = 8192;    // --prema-eager-bytes: larger payloads go split-phase
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
-    std::size_t pool_messages = 256;           // --prema-pool-messages: preallocated buffers
-    int recv_slots = 32;                       // --prema-recv-slots: pre-posted receives
+    std::size_t pool_messages = 256; // --prema-pool-messages: preallocated buffers
+    int recv_slots = 32;             // --prema-recv-slots: pre-posted receives
 
     // Reads PREMA_* variables, then --prema-* flags, removing the flags from argv so that
     // the application sees only its own arguments. Throws usage_error on a bad value or an

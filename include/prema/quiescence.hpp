@@ -16,6 +16,8 @@ struct quiescence_awaiter {
     void await_resume() const noexcept {}
 };
 
-[[nodiscard]] inline quiescence_awaiter quiescence() noexcept { return {}; }
+[[nodiscard]] inline quiescence_awaiter quiescence() noexcept {
+    return {};
+}
 
 } // namespace prema

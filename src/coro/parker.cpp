@@ -27,8 +27,12 @@ void futex_wake(std::atomic<std::uint32_t>* word) {
 }
 } // namespace
 
-void parker::wait(std::chrono::nanoseconds timeout) { futex_wait(&state_, parked, timeout); }
+void parker::wait(std::chrono::nanoseconds timeout) {
+    futex_wait(&state_, parked, timeout);
+}
 
-void parker::wake() noexcept { futex_wake(&state_); }
+void parker::wake() noexcept {
+    futex_wake(&state_);
+}
 
 } // namespace prema::detail

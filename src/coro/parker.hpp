@@ -1,8 +1,9 @@
 // parker: lets one thread sleep until another wakes it, or until a timeout.
 //
 // A futex on one word. The sleeper announces itself, then re-checks for work before it sleeps;
-// a waker publishes work, then looks for a sleeper (each followed by a seq_cst fence), so one of the two always
-// sees the other and a wake-up is never lost. Wakers that find nobody asleep pay one load.
+// a waker publishes work, then looks for a sleeper (each followed by a seq_cst fence), so one of
+// the two always sees the other and a wake-up is never lost. Wakers that find nobody asleep pay one
+// load.
 #pragma once
 
 #include <atomic>

@@ -19,8 +19,8 @@ inline void cpu_relax() {
 }
 
 std::uint32_t next_random() {
-    thread_local std::uint32_t x = 0x9e3779b9u ^ std::uint32_t(std::hash<std::thread::id>{}(
-                                                     std::this_thread::get_id()));
+    thread_local std::uint32_t x =
+        0x9e3779b9u ^ std::uint32_t(std::hash<std::thread::id>{}(std::this_thread::get_id()));
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
@@ -55,7 +55,9 @@ worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bo
         workers_.push_back(std::make_unique<worker>());
 }
 
-worker_pool::~worker_pool() { stop(); }
+worker_pool::~worker_pool() {
+    stop();
+}
 
 void worker_pool::start(int first) {
     stopping_.store(false, std::memory_order_release);
@@ -76,8 +78,12 @@ void worker_pool::stop() {
     threads_.clear();
 }
 
-worker_pool* worker_pool::current() noexcept { return tls_pool; }
-int worker_pool::current_index() noexcept { return tls_index; }
+worker_pool* worker_pool::current() noexcept {
+    return tls_pool;
+}
+int worker_pool::current_index() noexcept {
+    return tls_index;
+}
 
 void worker_pool::push(work_item w) {
     active_.fetch_add(1, std::memory_order_relaxed);
@@ -159,8 +165,8 @@ bool worker_pool::any_work() const noexcept {
 }
 
 void worker_pool::run(const work_item& w) {
-    slice_deadline = quantum_ticks_ ? now_ticks() + quantum_ticks_
-                                    : std::numeric_limits<std::uint64_t>::max();
+    slice_deadline =
+        quantum_ticks_ ? now_ticks() + quantum_ticks_ : std::numeric_limits<std::uint64_t>::max();
     w.fn(w.arg);
     // Inline progress: a worker that used up its quantum serves the network before going on,
     // so that policy messages are answered while long handlers yield.

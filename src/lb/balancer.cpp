@@ -18,15 +18,21 @@ std::map<std::string, lb::policy_factory>& policies() {
     return p;
 }
 
-void on_policy_message(const incoming& in) { current_balancer().deliver(in.source, in.payload); }
+void on_policy_message(const incoming& in) {
+    current_balancer().deliver(in.source, in.payload);
+}
 
 const std::uint64_t policy_id = register_handler("prema::lb_message", &on_policy_message);
 
 } // namespace
 
-std::uint64_t policy_message_id() noexcept { return policy_id; }
+std::uint64_t policy_message_id() noexcept {
+    return policy_id;
+}
 
-balancer& current_balancer() { return *state().lb; }
+balancer& current_balancer() {
+    return *state().lb;
+}
 
 void check_policy(const std::string& name) {
     if (policies().count(name))
@@ -133,9 +139,15 @@ void balancer::note_answer_wait(double seconds) {
     counters.max_answer_wait_s = std::max(counters.max_answer_wait_s, seconds);
 }
 
-int balancer::rank() const { return prema::rank(); }
-int balancer::ranks() const { return prema::ranks(); }
-int balancer::workers() const { return cfg_.workers; }
+int balancer::rank() const {
+    return prema::rank();
+}
+int balancer::ranks() const {
+    return prema::ranks();
+}
+int balancer::workers() const {
+    return cfg_.workers;
+}
 
 } // namespace prema::detail
 
@@ -168,7 +180,9 @@ std::vector<std::string> policy_names() {
     return names;
 }
 
-void enable_balancing(bool on) { current_balancer().set_enabled(on); }
+void enable_balancing(bool on) {
+    current_balancer().set_enabled(on);
+}
 
 stats current_stats() {
     auto& b = current_balancer();

@@ -19,11 +19,11 @@
 namespace prema::detail {
 
 struct location {
-    int rank = -1;          // best guess
+    int rank = -1; // best guess
     std::uint64_t moves = 0;
-    record_ptr local;       // set when the object lives here
+    record_ptr local; // set when the object lives here
     bool destroyed = false;
-    bool known = false;     // false: never heard of it (rank is the creator)
+    bool known = false; // false: never heard of it (rank is the creator)
 };
 
 class directory {

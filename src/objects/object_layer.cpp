@@ -36,7 +36,9 @@ template <class V> std::unordered_map<std::uint64_t, V>& table() {
     return t;
 }
 
-std::string describe(object_id id) { return fmt::format("object <{}:{}>", id.creator, id.serial); }
+std::string describe(object_id id) {
+    return fmt::format("object <{}:{}>", id.creator, id.serial);
+}
 
 std::uint64_t message_id();
 std::uint64_t install_id();
@@ -95,8 +97,8 @@ void route(object_entry e) {
         return fail(e, describe(e.header.id) + " was destroyed");
     int here = rank();
     if (!loc.known && e.header.id.creator == here)
-        return fail(e, "dangling mobile pointer: rank " + std::to_string(here) +
-                           " never created " + describe(e.header.id));
+        return fail(e, "dangling mobile pointer: rank " + std::to_string(here) + " never created " +
+                           describe(e.header.id));
     if (loc.rank < 0 || loc.rank >= ranks() || loc.rank == here)
         return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
                            " names no existing rank");
@@ -242,10 +244,10 @@ void schedule(const record_ptr& rec) {
             lb.notify(pending_load(*rec));
     }
     for (auto& e : acquired)
-        reply_value(e.header.origin, e.token,
-                    std::pair<std::uint64_t, std::uint64_t>(
-                        reinterpret_cast<std::uint64_t>(rec.get()),
-                        reinterpret_cast<std::uint64_t>(rec->object)));
+        reply_value(
+            e.header.origin, e.token,
+            std::pair<std::uint64_t, std::uint64_t>(reinterpret_cast<std::uint64_t>(rec.get()),
+                                                    reinterpret_cast<std::uint64_t>(rec->object)));
     for (auto* h : handed)
         lb.ready(h);
 }
@@ -269,8 +271,8 @@ void finish(const record_ptr& rec, access mode, bool handler, double load = 0) {
 detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
     auto* h = find_object_handler(e.header.handler);
     if (!h) {
-        fail(e, fmt::format("rank {} has no object handler with id {:#x}", rank(),
-                            e.header.handler));
+        fail(e,
+             fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
     } else {
         try {
             co_await h->invoke(object_call{rec->object, e.header.origin, e.token, e.payload});
@@ -358,8 +360,8 @@ void on_install(const incoming& in) {
     r.read(&token, sizeof token);
     rec->type = find_object_type(type_id);
     if (!rec->type)
-        throw wire_error(fmt::format("migration of {} names unknown type id {:#x}",
-                                     describe(rec->id), type_id));
+        throw wire_error(
+            fmt::format("migration of {} names unknown type id {:#x}", describe(rec->id), type_id));
     std::uint32_t n = 0;
     r.read(&n, sizeof n);
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -403,9 +405,15 @@ void on_update(const incoming& in) {
 const std::uint64_t message_handler = register_handler("prema::object_message", &on_message);
 const std::uint64_t install_handler = register_handler("prema::object_install", &on_install);
 const std::uint64_t update_handler = register_handler("prema::object_update", &on_update);
-std::uint64_t message_id() { return message_handler; }
-std::uint64_t install_id() { return install_handler; }
-std::uint64_t update_id() { return update_handler; }
+std::uint64_t message_id() {
+    return message_handler;
+}
+std::uint64_t install_id() {
+    return install_handler;
+}
+std::uint64_t update_id() {
+    return update_handler;
+}
 
 // Frees this rank's objects when the runtime that holds them shuts down.
 void hook_shutdown() {
@@ -423,14 +431,18 @@ void hook_shutdown() {
 
 } // namespace
 
-std::uint64_t object_message_id() noexcept { return message_handler; }
+std::uint64_t object_message_id() noexcept {
+    return message_handler;
+}
 
 int where(object_id id) {
     auto loc = layer().dir.find(id);
     return loc.destroyed ? -1 : loc.rank;
 }
 
-std::uint64_t forward_count() noexcept { return layer().forwards.load(); }
+std::uint64_t forward_count() noexcept {
+    return layer().forwards.load();
+}
 
 const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void (*save)(const void*, byte_writer&),
@@ -449,8 +461,8 @@ const object_type* find_object_type(std::uint64_t id) noexcept {
 
 std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode) {
     std::uint64_t id = stable_hash(key);
-    table<object_handler_entry>().try_emplace(id,
-                                              object_handler_entry{id, demangle(key), invoke, mode});
+    table<object_handler_entry>().try_emplace(
+        id, object_handler_entry{id, demangle(key), invoke, mode});
     return id;
 }
 

@@ -31,15 +31,15 @@ struct object_record : std::enable_shared_from_this<object_record> {
     const object_type* type = nullptr;
     std::uint64_t moves = 0; // migrations so far: orders directory updates
 
-    std::mutex mutex; // guards everything below
+    std::mutex mutex;                                         // guards everything below
     std::unordered_map<std::int32_t, std::uint64_t> expected; // origin -> next sequence number
     std::map<std::pair<std::int32_t, std::uint64_t>, object_entry> early;
     std::deque<object_entry> ready;
-    int shared_running = 0;       // access granted: started handlers, guards, and handlers
+    int shared_running = 0;         // access granted: started handlers, guards, and handlers
     bool exclusive_running = false; // handed to the scheduler but not started yet
-    int started = 0;              // handlers running (or suspended) now: pin the object
+    int started = 0;                // handlers running (or suspended) now: pin the object
     std::vector<struct pending_handler*> handed; // in order; withdrawn if the object moves
-    double weight = 1;            // load of one pending handler (T::load(), else 1)
+    double weight = 1;                           // load of one pending handler (T::load(), else 1)
     int gone_to = -1; // >= 0: shipped to that rank; -2: destroyed. Late entries are rerouted.
 };
 

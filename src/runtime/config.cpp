@@ -71,7 +71,7 @@ bool apply(config& c, std::string_view name, const std::string& value) {
         if (!(c.lb_alpha > 0 && c.lb_alpha < 1))
             throw usage_error("option --prema-lb-alpha: " + value + " is outside (0, 1)");
     } else if (name == "log") {
-        static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn",
+        static constexpr std::string_view levels[] = {"trace", "debug",    "info", "warn",
                                                       "error", "critical", "off"};
         bool ok = false;
         for (auto l : levels)
@@ -103,9 +103,9 @@ bool apply(config& c, std::string_view name, const std::string& value) {
 }
 
 constexpr const char* option_names[] = {
-    "workers",     "progress",          "quantum-us",    "lb",         "lb-period-us",
-    "lb-neighbours", "lb-alpha",        "log",           "eager-bytes", "max-message-bytes",
-    "pool-messages", "recv-slots"};
+    "workers",      "progress",          "quantum-us",    "lb",
+    "lb-period-us", "lb-neighbours",     "lb-alpha",      "log",
+    "eager-bytes",  "max-message-bytes", "pool-messages", "recv-slots"};
 
 } // namespace
 

@@ -17,7 +17,9 @@ std::shared_ptr<spdlog::logger>& logger() {
 }
 } // namespace
 
-spdlog::logger& log() { return *logger(); }
+spdlog::logger& log() {
+    return *logger();
+}
 
 void init_log(int rank, const std::string& level) {
     auto& l = logger();

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "lb/balancer.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
-#include "lb/balancer.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -17,10 +17,14 @@ std::atomic<runtime_state*> g_state{nullptr};
 
 const char* thread_level_name(int level) {
     switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+        return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+        return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+        return "MPI_THREAD_SERIALIZED";
+    default:
+        return "MPI_THREAD_MULTIPLE";
     }
 }
 
@@ -52,8 +56,8 @@ void on_decision(runtime_state& st, wave_result r) {
             ready.swap(st.waiters);
         }
         for (auto h : ready)
-            st.workers->push({[](void* a) { std::coroutine_handle<>::from_address(a).resume(); },
-                              h.address()});
+            st.workers->push(
+                {[](void* a) { std::coroutine_handle<>::from_address(a).resume(); }, h.address()});
         return;
     }
     case wave_result::deadlock:
@@ -78,7 +82,9 @@ runtime_state::runtime_state(MPI_Comm c, config cf)
 
 runtime_state::~runtime_state() = default;
 
-runtime_state* state_or_null() noexcept { return g_state.load(std::memory_order_acquire); }
+runtime_state* state_or_null() noexcept {
+    return g_state.load(std::memory_order_acquire);
+}
 
 runtime_state& state() {
     auto* st = state_or_null();
@@ -103,11 +109,17 @@ void report_detached_error(std::string_view what, std::exception_ptr e) noexcept
     }
 }
 
-message* acquire_message() { return state().pool.acquire(); }
+message* acquire_message() {
+    return state().pool.acquire();
+}
 
-void release_message(message* m) noexcept { state_or_null()->pool.release(m); }
+void release_message(message* m) noexcept {
+    state_or_null()->pool.release(m);
+}
 
-std::size_t eager_capacity() noexcept { return state_or_null()->cfg.eager_bytes; }
+std::size_t eager_capacity() noexcept {
+    return state_or_null()->cfg.eager_bytes;
+}
 
 void check_rank(int rank) {
     auto& st = state();
@@ -143,10 +155,14 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
 }
 
 namespace {
-void resume_handle(void* a) { std::coroutine_handle<>::from_address(a).resume(); }
+void resume_handle(void* a) {
+    std::coroutine_handle<>::from_address(a).resume();
+}
 } // namespace
 
-void reschedule(std::coroutine_handle<> h) { state().workers->push({&resume_handle, h.address()}); }
+void reschedule(std::coroutine_handle<> h) {
+    state().workers->push({&resume_handle, h.address()});
+}
 
 void requeue_yielded(std::coroutine_handle<> h) {
     state().workers->push_yielded({&resume_handle, h.address()});
@@ -170,7 +186,9 @@ int ranks() noexcept {
     return st ? st->size : 0;
 }
 
-const config& current_config() { return detail::state().cfg; }
+const config& current_config() {
+    return detail::state().cfg;
+}
 
 struct runtime::impl {
     detail::runtime_state st;
@@ -210,7 +228,10 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     st.engine = std::make_unique<detail::progress_engine>(
         st.comm, st.cfg, st.pool,
         detail::progress_engine::hooks{
-            .deliver = [&st](detail::message* m) { st.workers->push({&detail::dispatch_message, m}); },
+            .deliver =
+                [&st](detail::message* m) {
+                    st.workers->push({&detail::dispatch_message, m});
+                },
             // Pending object handlers first: one moves from there to active, never back.
             .idle = [&st] { return st.lb->pending() == 0 && st.workers->active() == 0; },
             .counts =
@@ -257,9 +278,11 @@ int runtime::run(entry_fn entry) {
     st.phase_over.store(false);
     st.entries.store(1);
     st.engine->begin_phase();
-    st.workers->push({[](void* a) { detail::run_entry(*static_cast<detail::runtime_state*>(a))
-                                        .handle.resume(); },
-                      &st});
+    st.workers->push(
+        {[](void* a) {
+             detail::run_entry(*static_cast<detail::runtime_state*>(a)).handle.resume();
+         },
+         &st});
     if (st.cfg.progress == progress_mode::dedicated) {
         st.workers->start(0);
         st.engine->run(st.phase_over);

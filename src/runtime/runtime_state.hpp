@@ -3,8 +3,8 @@
 
 #include <atomic>
 #include <coroutine>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>

@@ -43,7 +43,9 @@ void on_relay(const incoming& in) {
 }
 
 const std::uint64_t relay = register_handler("prema::broadcast", &on_relay);
-std::uint64_t relay_id() { return relay; }
+std::uint64_t relay_id() {
+    return relay;
+}
 
 } // namespace
 

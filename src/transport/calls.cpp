@@ -21,8 +21,8 @@ void on_reply(const incoming& in) {
         }
     }
     if (!call) {
-        report_error(fmt::format("reply from rank {} for unknown call token {}", in.source,
-                                 in.token));
+        report_error(
+            fmt::format("reply from rank {} for unknown call token {}", in.source, in.token));
         return;
     }
     byte_reader r(in.payload);
@@ -39,7 +39,9 @@ std::string current_exception_type() {
     return type ? demangle(type->name()) : "unknown exception";
 }
 
-std::uint64_t reply_handler_id() noexcept { return reply_id; }
+std::uint64_t reply_handler_id() noexcept {
+    return reply_id;
+}
 
 std::uint64_t add_pending_call(pending_call* call) {
     auto& st = state();

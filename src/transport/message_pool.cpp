@@ -15,12 +15,12 @@ message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate)
 message_pool::~message_pool() {
     for (message* m : all_) {
         m->~message();
-        ::operator delete(m, std::align_val_t{alignof(message)});
+        ::operator delete (m, std::align_val_t{alignof(message)});
     }
 }
 
 message* message_pool::allocate() {
-    void* raw = ::operator new(sizeof(message) + wire_bytes(), std::align_val_t{alignof(message)});
+    void* raw = ::operator new (sizeof(message) + wire_bytes(), std::align_val_t{alignof(message)});
     auto* m = new (raw) message;
     std::lock_guard lock(grow_mutex_);
     all_.push_back(m);

@@ -97,8 +97,8 @@ void progress_engine::post(message* m) {
 
 void progress_engine::post_raw(int dest, std::span<const std::byte> bytes) {
     if (dest < 0 || dest >= size_ || bytes.size() > pool_.wire_bytes())
-        throw usage_error(fmt::format("post_raw: rank {} of {}, {} bytes (at most {})", dest,
-                                      size_, bytes.size(), pool_.wire_bytes()));
+        throw usage_error(fmt::format("post_raw: rank {} of {}, {} bytes (at most {})", dest, size_,
+                                      bytes.size(), pool_.wire_bytes()));
     message* m = pool_.acquire();
     if (!bytes.empty())
         std::memcpy(&m->header(), bytes.data(), bytes.size());
@@ -141,7 +141,8 @@ void progress_engine::start_send(message* m) {
     int header_bytes = int(sizeof(wire_header) + (split ? 0 : h.payload_bytes));
     if (split) {
         h.payload_tag = next_payload_tag_;
-        next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
+        next_payload_tag_ =
+            next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
     }
     m->pending_sends = split ? 2 : 1;
     add_op(m, false);
@@ -166,15 +167,16 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     auto& h = m->header();
     m->peer = source;
     if (std::size_t(count) < sizeof(wire_header))
-        return reject(m, source,
-                      fmt::format("truncated header: {} bytes, a header has {}", count,
-                                  sizeof(wire_header)));
+        return reject(
+            m, source,
+            fmt::format("truncated header: {} bytes, a header has {}", count, sizeof(wire_header)));
     if (h.magic != wire_magic)
-        return reject(m, source,
-                      fmt::format("garbled header: magic {:#x} is not PREMA's {:#x}", h.magic,
-                                  wire_magic));
+        return reject(
+            m, source,
+            fmt::format("garbled header: magic {:#x} is not PREMA's {:#x}", h.magic, wire_magic));
     if (h.source != source)
-        return reject(m, source, fmt::format("garbled header: claims to come from rank {}", h.source));
+        return reject(m, source,
+                      fmt::format("garbled header: claims to come from rank {}", h.source));
     if (h.payload_bytes > cfg_.max_message_bytes)
         return reject(m, source,
                       fmt::format("payload of {} bytes is above --prema-max-message-bytes={}",

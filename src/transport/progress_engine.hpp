@@ -39,12 +39,12 @@ class progress_engine {
   public:
     struct hooks {
         std::function<void(message*)> deliver; // a complete incoming message
-        std::function<bool()> idle;             // nothing queued or running on this rank
-        std::function<local_counts()> counts;   // waiters and entries for the waves
+        std::function<bool()> idle;            // nothing queued or running on this rank
+        std::function<local_counts()> counts;  // waiters and entries for the waves
         std::function<void(wave_result)> decided;
         std::function<void(const std::string&)> error; // a message was refused
-        std::function<void(message*)> urgent;           // run a flag_urgent message here
-        std::function<void()> tick;                     // called every poll (load balancing)
+        std::function<void(message*)> urgent;          // run a flag_urgent message here
+        std::function<void()> tick;                    // called every poll (load balancing)
     };
 
     progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h);
@@ -122,7 +122,7 @@ class progress_engine {
     std::vector<message*> slots_;
     std::vector<MPI_Request> slot_requests_;
     std::size_t head_ = 0;
-    std::vector<op> ops_;                  // parallel to op_requests_
+    std::vector<op> ops_; // parallel to op_requests_
     std::vector<MPI_Request> op_requests_;
     std::vector<int> done_indices_;
     int next_payload_tag_ = first_payload_tag;

@@ -31,7 +31,9 @@ inline std::uint64_t now_ticks() noexcept {
 // Tick at which the running slice expires; set by the worker loop, never by user code.
 inline thread_local std::uint64_t slice_deadline = std::numeric_limits<std::uint64_t>::max();
 
-inline bool quantum_expired() noexcept { return now_ticks() >= slice_deadline; }
+inline bool quantum_expired() noexcept {
+    return now_ticks() >= slice_deadline;
+}
 
 // Queues `h` on the current worker (or on the pool, from a thread that is not a worker).
 void reschedule(std::coroutine_handle<> h);
@@ -51,9 +53,13 @@ struct yield_awaiter {
 };
 
 // Suspends unconditionally, letting everything queued on this worker run first.
-inline yield_awaiter yield() noexcept { return {false}; }
+inline yield_awaiter yield() noexcept {
+    return {false};
+}
 
 // Suspends only if the current slice has outlived the quantum.
-inline yield_awaiter yield_point() noexcept { return {!detail::quantum_expired()}; }
+inline yield_awaiter yield_point() noexcept {
+    return {!detail::quantum_expired()};
+}
 
 } // namespace prema

@@ -46,8 +46,8 @@ class ready_handler {
 // A local object with pending (not started) work, for policy decisions.
 struct object_load {
     object_id object;
-    double load;  // sum of its pending handlers' loads
-    int pending;  // how many handlers have not started
+    double load; // sum of its pending handlers' loads
+    int pending; // how many handlers have not started
 };
 
 // What a policy can see and do on its rank. The runtime provides one; tests can provide a
@@ -144,8 +144,8 @@ void enable_balancing(bool on);
 // Counters of this rank since the runtime started.
 struct stats {
     std::uint64_t migrations_out = 0, migrations_in = 0;
-    std::uint64_t messages = 0;      // policy messages sent
-    double max_answer_wait_s = 0;    // longest wait of this rank's policy for a reply
+    std::uint64_t messages = 0;   // policy messages sent
+    double max_answer_wait_s = 0; // longest wait of this rank's policy for a reply
 };
 stats current_stats();
 

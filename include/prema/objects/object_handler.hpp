@@ -65,7 +65,7 @@ template <class H, class... P> task<> object_invoke(object_call c, type_list<P..
         if (r.remaining() != 0)
             throw wire_error("payload has " + std::to_string(r.remaining()) +
                              " bytes more than the handler's parameters");
-        auto run = [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+        auto run = [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
             return H{}(*static_cast<Obj*>(c.object), std::get<I>(std::move(args))...);
         };
         if constexpr (unwrap_task<handler_result<H>>::is_task) {
@@ -101,8 +101,8 @@ template <class H> task<> object_invoke(object_call c) {
 }
 
 template <class H> struct object_handler_id {
-    static inline const std::uint64_t value = register_object_handler(
-        typeid(H).name(), &object_invoke<H>, object_traits<H>::mode);
+    static inline const std::uint64_t value =
+        register_object_handler(typeid(H).name(), &object_invoke<H>, object_traits<H>::mode);
 };
 
 template <class H, class... A> void write_object_args(byte_writer& w, A&&... args) {

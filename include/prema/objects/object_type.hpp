@@ -29,8 +29,7 @@ struct object_type {
 
 const object_type& register_object_type(const char* key, void (*destroy)(void*),
                                         void (*save)(const void*, byte_writer&),
-                                        void* (*load)(byte_reader&),
-                                        double (*weight)(const void*));
+                                        void* (*load)(byte_reader&), double (*weight)(const void*));
 const object_type* find_object_type(std::uint64_t id) noexcept;
 
 template <class T> struct object_type_of {
@@ -58,8 +57,7 @@ template <class T> struct object_type_of {
 
 template <class T>
 inline constexpr bool is_mobile =
-    std::is_default_constructible_v<T> &&
-    cereal::traits::is_output_serializable<T, output_archive>::value &&
-    cereal::traits::is_input_serializable<T, input_archive>::value;
+    std::is_default_constructible_v<T>&& cereal::traits::is_output_serializable<
+        T, output_archive>::value&& cereal::traits::is_input_serializable<T, input_archive>::value;
 
 } // namespace prema::detail

@@ -108,7 +108,9 @@ template <class T, class... A> task<mobile_ptr<T>> create(int rank, A... args) {
 
 // This rank's best guess of the object's rank, from its directory (no messages): exact if
 // the object lives here, possibly stale otherwise. -1 for a destroyed object.
-template <class T> int where(mobile_ptr<T> mp) { return detail::where(mp.id()); }
+template <class T> int where(mobile_ptr<T> mp) {
+    return detail::where(mp.id());
+}
 
 // Creates a T here, without messages.
 template <class T, class... A> mobile_ptr<T> make_mobile(A&&... args) {
@@ -129,8 +131,7 @@ template <class T, class H, class... A>
 
 // As send, and returns the handler's result (or rethrows its exception).
 template <class T, class H, class... A>
-[[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(mobile_ptr<T> mp, H,
-                                                                A&&... args) {
+[[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(mobile_ptr<T> mp, H, A&&... args) {
     detail::check_handler<H>();
     static_assert(std::is_same_v<typename detail::object_traits<H>::object, T>,
                   "prema: the handler's first parameter must be the pointed-to object type");
@@ -183,11 +184,10 @@ template <class T> class object_guard {
 template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode = exclusive) {
     // The reply names the object's local record; the object sits right after it (see
     // src/objects/object_record.hpp).
-    std::pair<std::uint64_t, std::uint64_t> at = co_await detail::object_call_awaiter<
-        std::pair<std::uint64_t, std::uint64_t>>(mp.id(), detail::object_op::acquire, 0,
-                                                 [&](detail::byte_writer& w) {
-                                                     w.write(&mode, sizeof mode);
-                                                 });
+    std::pair<std::uint64_t, std::uint64_t> at =
+        co_await detail::object_call_awaiter<std::pair<std::uint64_t, std::uint64_t>>(
+            mp.id(), detail::object_op::acquire, 0,
+            [&](detail::byte_writer& w) { w.write(&mode, sizeof mode); });
     co_return object_guard<T>(reinterpret_cast<T*>(at.second), at.first, mode);
 }
 

@@ -9,9 +9,7 @@
 namespace prema::detail {
 
 template <class T> struct default_init_allocator : std::allocator<T> {
-    template <class U> struct rebind {
-        using other = default_init_allocator<U>;
-    };
+    template <class U> struct rebind { using other = default_init_allocator<U>; };
     using std::allocator<T>::allocator;
     template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
     template <class U, class... A> void construct(U* p, A&&... a) {

@@ -33,7 +33,8 @@ template <class R> class call_awaiter : pending_call {
     // `write(w)` fills the payload and returns the destination rank.
     template <class Write>
     call_awaiter(std::uint64_t handler, Write&& write)
-        : handler_(handler), msg_(acquire_message()), writer_(msg_->inline_data(), eager_capacity()) {
+        : handler_(handler), msg_(acquire_message()),
+          writer_(msg_->inline_data(), eager_capacity()) {
         try {
             dest_ = write(writer_);
             check_payload(handler_, writer_);

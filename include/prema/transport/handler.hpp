@@ -137,7 +137,8 @@ detached run_task_handler(Tuple args, int source, std::uint64_t token) {
         }
     } catch (...) {
         if (token)
-            reply_error(source, token, handler_name(handler_id<H>::value), std::current_exception());
+            reply_error(source, token, handler_name(handler_id<H>::value),
+                        std::current_exception());
         else
             report_detached_error(handler_name(handler_id<H>::value), std::current_exception());
     }

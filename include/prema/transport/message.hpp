@@ -28,14 +28,14 @@ struct wire_header {
     std::uint64_t token;         // nonzero: a call expecting a reply with this token
     std::uint64_t payload_bytes; // inline bytes after the header, or the split-phase size
     std::int32_t source;
-    std::int32_t payload_tag;    // MPI tag of the split-phase payload
+    std::int32_t payload_tag; // MPI tag of the split-phase payload
 };
 static_assert(sizeof(wire_header) == 40);
 
 struct message {
-    int peer = -1;                // destination (outgoing) or source (incoming)
-    int pending_sends = 0;        // progress engine only: MPI sends still using the buffers
-    byte_vector large;            // split-phase payload, empty when it fits inline
+    int peer = -1;         // destination (outgoing) or source (incoming)
+    int pending_sends = 0; // progress engine only: MPI sends still using the buffers
+    byte_vector large;     // split-phase payload, empty when it fits inline
     // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
     // are exactly the first `raw_bytes` bytes of the buffer, header or not, never split.
     int raw_bytes = -1;

@@ -46,14 +46,16 @@ inline raw_bytes get_bytes(std::uint64_t address, std::uint64_t n) {
 } // namespace detail
 
 template <class T> task<> put(remote_ptr<T> dst, std::span<const T> src) {
-    static_assert(std::is_trivially_copyable_v<T>, "prema::put copies bytes: T must be trivially copyable");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "prema::put copies bytes: T must be trivially copyable");
     auto p = reinterpret_cast<const unsigned char*>(src.data());
     co_await call(dst.rank, fn<&detail::put_bytes>, dst.address,
                   detail::raw_bytes(p, p + src.size_bytes()));
 }
 
 template <class T> task<> get(remote_ptr<T> src, std::span<std::remove_const_t<T>> dst) {
-    static_assert(std::is_trivially_copyable_v<T>, "prema::get copies bytes: T must be trivially copyable");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "prema::get copies bytes: T must be trivially copyable");
     auto bytes = co_await call(src.rank, fn<&detail::get_bytes>, src.address,
                                std::uint64_t(dst.size_bytes()));
     std::memcpy(dst.data(), bytes.data(), bytes.size());

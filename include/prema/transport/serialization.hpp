@@ -20,9 +20,9 @@
 #include <cereal/types/map.hpp>
 #include <cereal/types/optional.hpp>
 #include <cereal/types/string.hpp>
+#include <cereal/types/tuple.hpp>
 #include <cereal/types/unordered_map.hpp>
 #include <cereal/types/utility.hpp>
-#include <cereal/types/tuple.hpp>
 #include <cereal/types/vector.hpp>
 
 #include "prema/error.hpp"
@@ -92,7 +92,8 @@ class byte_reader {
     std::size_t offset_ = 0;
 };
 
-class output_archive : public cereal::OutputArchive<output_archive, cereal::AllowEmptyClassElision> {
+class output_archive
+    : public cereal::OutputArchive<output_archive, cereal::AllowEmptyClassElision> {
   public:
     explicit output_archive(byte_writer& w)
         : cereal::OutputArchive<output_archive, cereal::AllowEmptyClassElision>(this), w_(w) {}

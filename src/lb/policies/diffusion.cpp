@@ -85,6 +85,8 @@ class diffusion final : public requester {
 };
 } // namespace
 
-std::unique_ptr<lb::scheduler> make_diffusion() { return std::make_unique<diffusion>(); }
+std::unique_ptr<lb::scheduler> make_diffusion() {
+    return std::make_unique<diffusion>();
+}
 
 } // namespace prema::detail

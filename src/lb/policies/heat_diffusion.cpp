@@ -79,8 +79,8 @@ class heat_diffusion final : public lb::scheduler {
             }
         }
         idle_rounds_ = any ? 0 : std::min(idle_rounds_ + 1, 4);
-        next_round_ = clock::now() + std::chrono::microseconds(options().lb_period_us) *
-                                         (4 << idle_rounds_);
+        next_round_ =
+            clock::now() + std::chrono::microseconds(options().lb_period_us) * (4 << idle_rounds_);
     }
 
     // Meets a transfer vector with objects whose handlers have not started.
@@ -103,6 +103,8 @@ class heat_diffusion final : public lb::scheduler {
 
 } // namespace
 
-std::unique_ptr<lb::scheduler> make_heat_diffusion() { return std::make_unique<heat_diffusion>(); }
+std::unique_ptr<lb::scheduler> make_heat_diffusion() {
+    return std::make_unique<heat_diffusion>();
+}
 
 } // namespace prema::detail

@@ -19,10 +19,11 @@ class master_worker final : public requester {
         if (hungry())
             ask(master);
     }
-
 };
 } // namespace
 
-std::unique_ptr<lb::scheduler> make_master_worker() { return std::make_unique<master_worker>(); }
+std::unique_ptr<lb::scheduler> make_master_worker() {
+    return std::make_unique<master_worker>();
+}
 
 } // namespace prema::detail

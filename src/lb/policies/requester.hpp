@@ -4,9 +4,9 @@
 // Consecutive refusals back off exponentially so that an idle job does not flood the network.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <algorithm>
 #include <random>
 #include <vector>
 

@@ -12,10 +12,11 @@ class work_stealing final : public requester {
         if (hungry())
             ask(next_victim());
     }
-
 };
 } // namespace
 
-std::unique_ptr<lb::scheduler> make_work_stealing() { return std::make_unique<work_stealing>(); }
+std::unique_ptr<lb::scheduler> make_work_stealing() {
+    return std::make_unique<work_stealing>();
+}
 
 } // namespace prema::detail
