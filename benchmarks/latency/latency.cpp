@@ -1,0 +1,594 @@
+// Latency, bandwidth and message rate of PREMA handler messages, measured against raw MPI in the
+// same binary and the same job.
+//
+//   mpirun -np 2 ./latency [--iters 1000] [--json latency.json]      (--help lists every option)
+//
+// Order of one run: raw MPI ping-pong on MPI_COMM_WORLD; PREMA with a dedicated progress thread;
+// PREMA with inline progress and one worker; raw MPI again (the lower of the two raw medians is
+// reported, so drift during the run never flatters PREMA); then the message rates.
+//
+// Latency: rank 0 sends a payload of N bytes, rank 1 sends it back. Raw MPI uses MPI_Send and
+// MPI_Recv. PREMA runs the whole chain in handlers: `ping` runs on rank 1 and co_awaits a send of
+// the payload (a std::vector<char>) to `pong` on rank 0, which timestamps the round trip and
+// sends the next ping until the count for this size is reached; the entry coroutine then waits
+// for quiescence and moves on. Every round trip is timed on its own; the table shows the MEDIAN
+// round trip over all timed iterations, halved (half-RTT). Bandwidth is bytes / half-RTT.
+//
+// Message rate: rank 0 sends --rate-count 16-byte messages to rank 1, which counts them. PREMA:
+// fire-and-forget co_await prema::send, timed on rank 0 from the first send until quiescence;
+// every --rate-fence sends the sender awaits one prema::call to rank 1, which bounds the messages
+// in flight (the runtime has no back-pressure of its own; --rate-fence 0 removes the fence).
+// Raw MPI: MPI_Isend in windows of --rate-window (MPI_Waitall per window, matching MPI_Irecv
+// windows on rank 1), timed on rank 0 from the first send until rank 1's acknowledgement that it
+// received them all.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <prema/prema.hpp>
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+double micros(clk::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+struct options {
+    int iters = 1000;             // timed round trips per size (fewer above the byte budget)
+    int warmup = 100;             // untimed round trips per size
+    std::size_t budget_mib = 256; // bytes each way per size and layer, caps iters of big sizes
+    std::size_t min_bytes = 8, max_bytes = std::size_t{1} << 20;
+    int step = 2; // size multiplier
+    long rate_count = 1'000'000;
+    int rate_window = 256;  // raw MPI: MPI_Isend requests per MPI_Waitall
+    long rate_fence = 1000; // PREMA: a prema::call round trip to rank 1 every so many sends
+    bool latency = true, rate = true;
+    bool dedicated = true, inline_ = true;
+    std::string json;
+};
+
+const char* usage_text =
+    "usage: mpirun -np 2 latency [options] [--prema-* runtime options]\n"
+    "\n"
+    "Half round-trip time and bandwidth of raw MPI_Send/MPI_Recv against PREMA handler\n"
+    "ping-pong (dedicated and inline progress), and the rate of 16-byte fire-and-forget\n"
+    "messages. Latencies are medians over the timed round trips of each size.\n"
+    "\n"
+    "  --iters N          timed round trips per size (default 1000)\n"
+    "  --warmup N         untimed round trips before each size (default 100)\n"
+    "  --budget-mib M     at most M MiB each way per size: sizes above M MiB / iters run\n"
+    "                     fewer iterations, never fewer than 100 (default 256)\n"
+    "  --min-bytes N      smallest payload (default 8)\n"
+    "  --max-bytes N      largest payload (default 1048576)\n"
+    "  --step 2|4         size multiplier (default 2)\n"
+    "  --rate-count N     messages in the message-rate test (default 1000000)\n"
+    "  --rate-window W    raw MPI: MPI_Isend requests per MPI_Waitall (default 256)\n"
+    "  --rate-fence F     PREMA: after every F sends, co_await a prema::call to rank 1 (flow\n"
+    "                     control; default 1000). 0: pure fire-and-forget, all N queued at\n"
+    "                     once (the runtime has no back-pressure: memory and time grow fast)\n"
+    "  --no-latency       skip the ping-pong\n"
+    "  --no-rate          skip the message rate\n"
+    "  --modes LIST       PREMA progress modes: dedicated,inline (default both)\n"
+    "  --json FILE        also write the results as JSON\n"
+    "  --help             this text\n"
+    "\n"
+    "Runtime options (--prema-workers, --prema-eager-bytes, ...) apply to both PREMA runs,\n"
+    "except that the inline run always uses 1 worker and each run sets its progress mode.\n";
+
+struct bad_option : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+long parse_number(std::string_view name, const char* v, long lo, long hi) {
+    char* end = nullptr;
+    long x = std::strtol(v, &end, 10);
+    if (!*v || *end || x < lo || x > hi)
+        throw bad_option(std::string(name) + ": '" + v + "' is not an integer in " +
+                         std::to_string(lo) + ".." + std::to_string(hi));
+    return x;
+}
+
+// Returns false if --help was asked for.
+bool parse_options(int argc, char** argv, options& o) {
+    for (int i = 1; i < argc; ++i) {
+        std::string_view a = argv[i];
+        auto value = [&]() -> const char* {
+            if (i + 1 >= argc)
+                throw bad_option(std::string(a) + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h")
+            return false;
+        else if (a == "--iters")
+            o.iters = int(parse_number(a, value(), 1, 100'000'000));
+        else if (a == "--warmup")
+            o.warmup = int(parse_number(a, value(), 0, 100'000'000));
+        else if (a == "--budget-mib")
+            o.budget_mib = std::size_t(parse_number(a, value(), 1, 1 << 20));
+        else if (a == "--min-bytes")
+            o.min_bytes = std::size_t(parse_number(a, value(), 1, 1 << 30));
+        else if (a == "--max-bytes")
+            o.max_bytes = std::size_t(parse_number(a, value(), 1, 1 << 30));
+        else if (a == "--step")
+            o.step = int(parse_number(a, value(), 2, 4));
+        else if (a == "--rate-count")
+            o.rate_count = parse_number(a, value(), 1, 1'000'000'000);
+        else if (a == "--rate-window")
+            o.rate_window = int(parse_number(a, value(), 1, 1 << 20));
+        else if (a == "--rate-fence")
+            o.rate_fence = parse_number(a, value(), 0, 1'000'000'000);
+        else if (a == "--no-latency")
+            o.latency = false;
+        else if (a == "--no-rate")
+            o.rate = false;
+        else if (a == "--json")
+            o.json = value();
+        else if (a == "--modes") {
+            std::string_view m = value();
+            o.dedicated = m.find("dedicated") != m.npos;
+            o.inline_ = m.find("inline") != m.npos;
+            if (!o.dedicated && !o.inline_)
+                throw bad_option("--modes: expected dedicated, inline or dedicated,inline");
+        } else
+            throw bad_option("unknown option " + std::string(a) + " (see --help)");
+    }
+    if (o.min_bytes > o.max_bytes)
+        throw bad_option("--min-bytes is above --max-bytes");
+    return true;
+}
+
+std::vector<std::size_t> payload_sizes(const options& o) {
+    std::vector<std::size_t> v;
+    for (std::size_t s = o.min_bytes; s <= o.max_bytes; s *= std::size_t(o.step))
+        v.push_back(s);
+    return v;
+}
+
+int iterations(const options& o, std::size_t bytes) {
+    std::size_t budget = (o.budget_mib << 20) / bytes;
+    return int(std::clamp<std::size_t>(budget, std::min(100, o.iters), std::size_t(o.iters)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+struct stats {
+    double median_rtt_us = 0, mean_rtt_us = 0, min_rtt_us = 0;
+    int n = 0;
+    double half_rtt() const { return median_rtt_us / 2; }
+    double mb_per_s(std::size_t bytes) const { return double(bytes) / half_rtt(); } // B/us = MB/s
+};
+
+stats summarize(std::vector<double> rtt) {
+    stats s;
+    s.n = int(rtt.size());
+    if (rtt.empty())
+        return s;
+    std::sort(rtt.begin(), rtt.end());
+    std::size_t m = rtt.size() / 2;
+    s.median_rtt_us = rtt.size() % 2 ? rtt[m] : (rtt[m - 1] + rtt[m]) / 2;
+    s.min_rtt_us = rtt.front();
+    double sum = 0;
+    for (double x : rtt)
+        sum += x;
+    s.mean_rtt_us = sum / double(rtt.size());
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw MPI
+
+std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int iters) {
+    std::vector<char> buf(bytes, 'x');
+    std::vector<double> rtt;
+    rtt.reserve(std::size_t(iters));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < warmup + iters; ++i) {
+        if (rank == 0) {
+            auto t0 = clk::now();
+            MPI_Send(buf.data(), int(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (i >= warmup)
+                rtt.push_back(micros(clk::now() - t0));
+        } else if (rank == 1) {
+            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf.data(), int(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+    return rtt;
+}
+
+struct sixteen {
+    std::uint64_t seq, pad;
+};
+static_assert(sizeof(sixteen) == 16);
+
+// Messages per second, on rank 0 (0 elsewhere).
+double mpi_rate(int rank, long count, int window) {
+    std::vector<sixteen> bufs(static_cast<std::size_t>(window), sixteen{0, 0});
+    std::vector<MPI_Request> reqs(static_cast<std::size_t>(window));
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto t0 = clk::now();
+    if (rank == 0) {
+        for (long done = 0; done < count;) {
+            int n = int(std::min<long>(window, count - done));
+            for (int j = 0; j < n; ++j) {
+                bufs[std::size_t(j)].seq = std::uint64_t(done + j);
+                MPI_Isend(&bufs[std::size_t(j)], sizeof(sixteen), MPI_BYTE, 1, 1, MPI_COMM_WORLD,
+                          &reqs[std::size_t(j)]);
+            }
+            MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+            done += n;
+        }
+        MPI_Recv(nullptr, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return double(count) / (micros(clk::now() - t0) * 1e-6);
+    }
+    if (rank == 1) {
+        for (long done = 0; done < count;) {
+            int n = int(std::min<long>(window, count - done));
+            for (int j = 0; j < n; ++j)
+                MPI_Irecv(&bufs[std::size_t(j)], sizeof(sixteen), MPI_BYTE, 0, 1, MPI_COMM_WORLD,
+                          &reqs[std::size_t(j)]);
+            MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+            done += n;
+        }
+        MPI_Send(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PREMA ping-pong: the chain runs entirely in handlers; rank 0 timestamps every pong.
+
+struct chain_state {
+    int left = 0;                        // pongs still expected for this size
+    std::vector<clk::time_point> stamps; // [0]: first ping sent; then one per pong
+} chain;
+
+prema::task<> pong(std::vector<char> payload);
+
+// Runs on rank 1: bounce the payload straight back.
+prema::task<> ping(std::vector<char> payload) {
+    co_await prema::send(0, prema::fn<&pong>, payload);
+}
+
+// Runs on rank 0: one round trip done; start the next one.
+prema::task<> pong(std::vector<char> payload) {
+    chain.stamps.push_back(clk::now());
+    if (--chain.left > 0)
+        co_await prema::send(1, prema::fn<&ping>, payload);
+}
+
+prema::task<> latency_entry(const options& o, const std::vector<std::size_t>& sizes,
+                            const char* mode, std::vector<stats>& out) {
+    for (std::size_t bytes : sizes) {
+        int n = iterations(o, bytes);
+        if (prema::rank() == 0) {
+            chain.left = o.warmup + n;
+            chain.stamps.clear();
+            chain.stamps.reserve(std::size_t(chain.left) + 1);
+            std::vector<char> payload(bytes, 'x');
+            chain.stamps.push_back(clk::now());
+            co_await prema::send(1, prema::fn<&ping>, payload);
+        }
+        co_await prema::quiescence(); // every rank, once per size: the chain has ended
+        if (prema::rank() == 0) {
+            std::vector<double> rtt;
+            for (std::size_t i = std::size_t(o.warmup) + 1; i < chain.stamps.size(); ++i)
+                rtt.push_back(micros(chain.stamps[i] - chain.stamps[i - 1]));
+            if (int(rtt.size()) != n)
+                std::fprintf(stderr, "latency: %s %zu B: expected %d round trips, timed %zu\n",
+                             mode, bytes, n, rtt.size());
+            out.push_back(summarize(std::move(rtt)));
+            std::fprintf(stderr, "  prema/%-9s %8zu B  %9.2f us half-RTT  (%d iters)\n", mode,
+                         bytes, out.back().half_rtt(), n);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// PREMA message rate
+
+struct sink_state {
+    long expected = 0;
+    std::atomic<long> got{0};
+    clk::time_point first, last;
+} sink;
+
+constexpr auto count_one = [](sixteen) {
+    long k = sink.got.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (k == 1)
+        sink.first = clk::now();
+    if (k == sink.expected)
+        sink.last = clk::now();
+};
+
+// Runs on rank 1: how many messages it has counted (the sender's flow-control fence).
+constexpr auto counted = []() { return sink.got.load(std::memory_order_relaxed); };
+
+prema::task<> rate_entry(long count, long fence, double& seconds) {
+    if (prema::rank() == 0) {
+        auto t0 = clk::now();
+        for (long i = 0; i < count; ++i) {
+            co_await prema::send(1, count_one, sixteen{std::uint64_t(i), 0});
+            if (fence > 0 && (i + 1) % fence == 0)
+                co_await prema::call(1, counted);
+            if ((i + 1) % 100'000 == 0)
+                std::fprintf(stderr, "    %ld sent\n", i + 1);
+        }
+        co_await prema::quiescence();
+        seconds = micros(clk::now() - t0) * 1e-6;
+    } else {
+        co_await prema::quiescence();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One PREMA configuration: latency sweep and message rate.
+
+struct prema_results {
+    const char* mode;
+    std::vector<stats> latency;
+    double rate = 0;          // rank 0: first send to quiescence
+    double receiver_rate = 0; // rank 1: first to last message counted
+    bool ok = true;
+};
+
+prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes, prema::config cfg,
+                        const char* mode) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    prema_results r{mode, {}, 0, 0, true};
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    if (o.latency) {
+        if (rank == 0)
+            std::fprintf(stderr, "[prema %s] ping-pong, %zu sizes\n", mode, sizes.size());
+        r.ok &= rt.run([&] { return latency_entry(o, sizes, mode, r.latency); }) == 0;
+    }
+    if (o.rate) {
+        if (rank == 0)
+            std::fprintf(stderr, "[prema %s] message rate, %ld messages\n", mode, o.rate_count);
+        sink.expected = o.rate_count;
+        sink.got = 0;
+        double seconds = 0;
+        r.ok &= rt.run([&] { return rate_entry(o.rate_count, o.rate_fence, seconds); }) == 0;
+        if (rank == 0)
+            r.rate = seconds > 0 ? double(o.rate_count) / seconds : 0;
+        // Receiver-side view: rank 1 reports first-to-last over plain MPI.
+        double recv_rate = 0;
+        if (rank == 1) {
+            double s = micros(sink.last - sink.first) * 1e-6;
+            if (sink.got.load() != o.rate_count)
+                std::fprintf(stderr, "rank 1: counted %ld of %ld messages\n", sink.got.load(),
+                             o.rate_count);
+            recv_rate = s > 0 ? double(o.rate_count - 1) / s : 0;
+            MPI_Send(&recv_rate, 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD);
+        } else if (rank == 0) {
+            MPI_Recv(&recv_rate, 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            r.receiver_rate = recv_rate;
+            std::fprintf(stderr, "  prema/%-9s %.3g msgs/s (receiver side %.3g)\n", mode, r.rate,
+                         recv_rate);
+        }
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+void print_table(const std::vector<std::size_t>& sizes, const std::vector<stats>& mpi,
+                 const std::vector<prema_results>& runs) {
+    std::printf("\nHalf round-trip time (median over the timed round trips of each size, us) and\n"
+                "bandwidth (bytes / half-RTT, MB/s); 'x' is PREMA / raw MPI half-RTT.\n\n");
+    std::printf("%9s %20s", "", "raw MPI");
+    for (auto& r : runs)
+        std::printf(" | %26s", ("PREMA " + std::string(r.mode)).c_str());
+    std::printf("\n%9s %10s %9s", "bytes", "us", "MB/s");
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        std::printf(" | %9s %6s %9s", "us", "x", "MB/s");
+    std::printf("\n");
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        double raw = mpi[i].half_rtt();
+        std::printf("%9zu %10.2f %9.1f", sizes[i], raw, mpi[i].mb_per_s(sizes[i]));
+        for (auto& r : runs) {
+            const stats& s = r.latency[i];
+            std::printf(" | %9.2f %6.2f %9.1f", s.half_rtt(), s.half_rtt() / raw,
+                        s.mb_per_s(sizes[i]));
+        }
+        std::printf("\n");
+    }
+    std::printf("\nMean half-RTT (us), for comparison with the medians above:\n%9s %10s", "bytes",
+                "mpi");
+    for (auto& r : runs)
+        std::printf(" %10s", r.mode);
+    std::printf("\n");
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        std::printf("%9zu %10.2f", sizes[i], mpi[i].mean_rtt_us / 2);
+        for (auto& r : runs)
+            std::printf(" %10.2f", r.latency[i].mean_rtt_us / 2);
+        std::printf("\n");
+    }
+}
+
+void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
+                const std::vector<stats>& mpi, double mpi_rate_value,
+                const std::vector<prema_results>& runs, const options& o) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::perror(("latency: cannot write " + path).c_str());
+        return;
+    }
+    std::fprintf(f, "{\n  \"statistic\": \"median\",\n  \"results\": [");
+    const char* sep = "\n";
+    auto row = [&](const char* layer, const char* mode, std::size_t bytes, const stats& s) {
+        std::fprintf(f, "%s    {\"layer\": \"%s\", ", sep, layer);
+        if (mode)
+            std::fprintf(f, "\"progress\": \"%s\", ", mode);
+        std::fprintf(f,
+                     "\"bytes\": %zu, \"half_rtt_us\": %.4f, \"mb_per_s\": %.2f, "
+                     "\"mean_half_rtt_us\": %.4f, \"iterations\": %d}",
+                     bytes, s.half_rtt(), s.mb_per_s(bytes), s.mean_rtt_us / 2, s.n);
+        sep = ",\n";
+    };
+    for (std::size_t i = 0; i < mpi.size(); ++i)
+        row("mpi", nullptr, sizes[i], mpi[i]);
+    for (auto& r : runs)
+        for (std::size_t i = 0; i < r.latency.size(); ++i)
+            row("transport", r.mode, sizes[i], r.latency[i]);
+    if (o.rate) {
+        std::fprintf(f,
+                     "%s    {\"layer\": \"mpi\", \"rate_msgs_per_s\": %.0f, \"messages\": %ld, "
+                     "\"window\": %d}",
+                     sep, mpi_rate_value, o.rate_count, o.rate_window);
+        sep = ",\n";
+        for (auto& r : runs)
+            std::fprintf(f,
+                         ",\n    {\"layer\": \"transport\", \"progress\": \"%s\", "
+                         "\"rate_msgs_per_s\": %.0f, \"receiver_rate_msgs_per_s\": %.0f, "
+                         "\"messages\": %ld, \"fence\": %ld}",
+                         r.mode, r.rate, r.receiver_rate, o.rate_count, o.rate_fence);
+    }
+    std::fprintf(f, "\n  ]\n}\n");
+    std::fclose(f);
+}
+
+int bench_main(int argc, char** argv, int rank, int size) {
+    prema::config base;
+    options o;
+    try {
+        base = prema::config::from_args(argc, argv);
+        if (!parse_options(argc, argv, o)) {
+            if (rank == 0)
+                std::fputs(usage_text, stdout);
+            return 0;
+        }
+    } catch (const std::exception& e) {
+        if (rank == 0)
+            std::fprintf(stderr, "latency: %s\n", e.what());
+        return 2;
+    }
+    if (size < 2) {
+        if (rank == 0)
+            std::fprintf(stderr, "latency: needs 2 ranks (mpirun -np 2)\n");
+        return 2;
+    }
+    auto sizes = payload_sizes(o);
+    if (rank == 0)
+        std::printf("PREMA latency benchmark: %d ranks (only 0 and 1 talk), %zu sizes %zu..%zu B, "
+                    "%d iters (+%d warm-up) per size, capped at %zu MiB per size; eager limit %zu "
+                    "B, %d worker(s) in dedicated mode\n",
+                    size, sizes.size(), sizes.front(), sizes.back(), o.iters, o.warmup,
+                    o.budget_mib, base.eager_bytes, base.workers);
+
+    // Raw MPI before the runtime phases.
+    std::vector<stats> mpi;
+    if (o.latency) {
+        if (rank == 0)
+            std::fprintf(stderr, "[mpi] ping-pong, %zu sizes\n", sizes.size());
+        for (std::size_t bytes : sizes) {
+            mpi.push_back(summarize(mpi_pingpong(rank, bytes, o.warmup, iterations(o, bytes))));
+            if (rank == 0)
+                std::fprintf(stderr, "  mpi             %8zu B  %9.2f us half-RTT\n", bytes,
+                             mpi.back().half_rtt());
+        }
+    }
+
+    std::vector<prema_results> runs;
+    bool ok = true;
+    try {
+        if (o.dedicated) {
+            prema::config c = base;
+            c.progress = prema::progress_mode::dedicated;
+            runs.push_back(run_prema(o, sizes, c, "dedicated"));
+        }
+        if (o.inline_) {
+            prema::config c = base;
+            c.progress = prema::progress_mode::inline_;
+            c.workers = 1;
+            runs.push_back(run_prema(o, sizes, c, "inline"));
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "latency: rank %d: %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (auto& r : runs)
+        ok &= r.ok;
+
+    // Raw MPI after: keep the lower median of the two runs for each size.
+    if (o.latency) {
+        if (rank == 0)
+            std::fprintf(stderr, "[mpi] ping-pong again\n");
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            auto again = summarize(mpi_pingpong(rank, sizes[i], o.warmup, iterations(o, sizes[i])));
+            if (rank == 0 && again.median_rtt_us < mpi[i].median_rtt_us)
+                mpi[i] = again;
+        }
+    }
+    double mpi_rate_value = 0;
+    if (o.rate) {
+        if (rank == 0)
+            std::fprintf(stderr, "[mpi] message rate, %ld messages, window %d\n", o.rate_count,
+                         o.rate_window);
+        mpi_rate_value = mpi_rate(rank, o.rate_count, o.rate_window);
+    }
+
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    long rss_kib = ru.ru_maxrss, rss[2] = {0, 0};
+    if (rank == 1)
+        MPI_Send(&rss_kib, 1, MPI_LONG, 0, 4, MPI_COMM_WORLD);
+    if (rank == 0) {
+        rss[0] = rss_kib;
+        MPI_Recv(&rss[1], 1, MPI_LONG, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+
+    if (rank != 0)
+        return ok ? 0 : 1;
+    if (o.latency)
+        print_table(sizes, mpi, runs);
+    if (o.rate) {
+        std::printf("\nMessage rate, %ld x 16-byte messages rank 0 -> rank 1:\n", o.rate_count);
+        std::printf("  %-26s %12.0f msgs/s  (MPI_Isend windows of %d, until rank 1 acks)\n", "mpi",
+                    mpi_rate_value, o.rate_window);
+        for (auto& r : runs)
+            std::printf("  %-26s %12.0f msgs/s  (%.3fx mpi; first send to quiescence, fence every "
+                        "%ld; receiver first-to-last %.0f msgs/s)\n",
+                        ("prema " + std::string(r.mode)).c_str(), r.rate, r.rate / mpi_rate_value,
+                        o.rate_fence, r.receiver_rate);
+    }
+    std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
+                double(rss[1]) / 1024);
+    if (!o.json.empty()) {
+        write_json(o.json, sizes, mpi, mpi_rate_value, runs, o);
+        std::printf("wrote %s\n", o.json.c_str());
+    }
+    if (!ok)
+        std::fprintf(stderr, "latency: a PREMA phase reported errors (see the log above)\n");
+    return ok ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    int provided = 0, rank = 0, size = 1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rc = bench_main(argc, argv, rank, size);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Plots half round-trip time against message size (log-log) for raw MPI and PREMA's two
+progress modes, from the JSON written by `latency --json`.
+
+    benchmarks/plot_latency.py [results/latency.json] [results/latency.png]
+
+Needs matplotlib; without it, prints a note and exits 0.
+"""
+import json
+import os
+import sys
+
+
+def main() -> int:
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results", "latency.json")
+    dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "results", "latency.png")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot_latency.py: matplotlib is not installed (apt-get install python3-matplotlib);"
+              " no plot drawn")
+        return 0
+
+    with open(src) as f:
+        results = json.load(f)["results"]
+    series = {}  # label -> [(bytes, half_rtt_us)]
+    for r in results:
+        if "half_rtt_us" not in r:
+            continue  # message-rate rows
+        label = "MPI" if r["layer"] == "mpi" else "PREMA " + r.get("progress", "?")
+        series.setdefault(label, []).append((r["bytes"], r["half_rtt_us"]))
+    if not series:
+        print(f"plot_latency.py: no latency rows in {src}")
+        return 1
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    styles = {"MPI": "o-", "PREMA dedicated": "s-", "PREMA inline": "^-"}
+    for label in sorted(series, key=lambda l: (l != "MPI", l)):
+        pts = sorted(series[label])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], styles.get(label, ".-"), label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("half round-trip time (us, median)")
+    ax.set_title("Ping-pong latency, 2 ranks")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
+    fig.savefig(dst, dpi=120)
+    print(f"wrote {dst}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
