@@ -58,6 +58,8 @@ struct options {
     long rate_fence = 1000; // PREMA: a prema::call round trip to rank 1 every so many sends
     bool latency = true, rate = true;
     bool dedicated = true, inline_ = true;
+    std::size_t object_max_bytes = 4096; // object ping-pong sizes stop here
+    int hop_calls = 500;                 // forwarding measurement (3+ ranks): calls per kind
     std::string json;
 };
 
@@ -80,6 +82,8 @@ const char* usage_text =
     "  --rate-fence F     PREMA: after every F sends, co_await a prema::call to rank 1 (flow\n"
     "                     control; default 1000). 0: pure fire-and-forget, all N queued at\n"
     "                     once (the runtime has no back-pressure: memory and time grow fast)\n"
+    "  --object-max-bytes N  largest payload of the mobile-object ping-pong (default 4096)\n"
+    "  --hop-calls N      with 3+ ranks: calls timed to measure one forwarding hop (default 500)\n"
     "  --no-latency       skip the ping-pong\n"
     "  --no-rate          skip the message rate\n"
     "  --modes LIST       PREMA progress modes: dedicated,inline (default both)\n"
@@ -131,6 +135,10 @@ bool parse_options(int argc, char** argv, options& o) {
             o.rate_window = int(parse_number(a, value(), 1, 1 << 20));
         else if (a == "--rate-fence")
             o.rate_fence = parse_number(a, value(), 0, 1'000'000'000);
+        else if (a == "--object-max-bytes")
+            o.object_max_bytes = std::size_t(parse_number(a, value(), 0, 1 << 30));
+        else if (a == "--hop-calls")
+            o.hop_calls = int(parse_number(a, value(), 1, 1'000'000));
         else if (a == "--no-latency")
             o.latency = false;
         else if (a == "--no-rate")
@@ -301,6 +309,105 @@ prema::task<> latency_entry(const options& o, const std::vector<std::size_t>& si
 }
 
 // ---------------------------------------------------------------------------------------------
+// Mobile-object ping-pong: the same chain between two objects, one on rank 0 and one on rank 1;
+// every message goes through the object layer (directory, ordering, scheduler).
+
+struct ball {
+    template <class Ar> void serialize(Ar&) {}
+};
+using ball_ptr = prema::mobile_ptr<ball>;
+
+prema::task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload);
+
+// On rank 1's ball: bounce straight back to the ball that sent it.
+prema::task<> ball_ping(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload) {
+    co_await prema::send(to, prema::fn<&ball_pong>, me, to, payload);
+}
+
+// On rank 0's ball: one round trip done; start the next one.
+prema::task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload) {
+    chain.stamps.push_back(clk::now());
+    if (--chain.left > 0)
+        co_await prema::send(to, prema::fn<&ball_ping>, me, to, payload);
+}
+
+prema::task<> object_entry(const options& o, const std::vector<std::size_t>& sizes,
+                           const char* mode, std::vector<stats>& out) {
+    ball_ptr mine, theirs;
+    if (prema::rank() == 0) {
+        mine = prema::make_mobile<ball>();
+        theirs = co_await prema::create<ball>(1);
+    }
+    for (std::size_t bytes : sizes) {
+        if (bytes > o.object_max_bytes)
+            break;
+        int n = iterations(o, bytes);
+        if (prema::rank() == 0) {
+            chain.left = o.warmup + n;
+            chain.stamps.clear();
+            chain.stamps.reserve(std::size_t(chain.left) + 1);
+            chain.stamps.push_back(clk::now());
+            co_await prema::send(theirs, prema::fn<&ball_ping>, mine, theirs,
+                                 std::vector<char>(bytes, 'x'));
+        }
+        co_await prema::quiescence();
+        if (prema::rank() == 0) {
+            std::vector<double> rtt;
+            for (std::size_t i = std::size_t(o.warmup) + 1; i < chain.stamps.size(); ++i)
+                rtt.push_back(micros(chain.stamps[i] - chain.stamps[i - 1]));
+            out.push_back(summarize(std::move(rtt)));
+            std::fprintf(stderr, "  object/%-8s %8zu B  %9.2f us half-RTT  (%d iters)\n", mode,
+                         bytes, out.back().half_rtt(), n);
+        }
+    }
+}
+
+// Forwarding: rank 0 calls objects that rank 1 created and then moved to rank 2, so rank 0's
+// directory still points at rank 1, which forwards once; beside calls to objects rank 2 created
+// (direct), and the forwarded ones again once the lazy update has collapsed the chain.
+struct hop_results {
+    stats direct, forwarded, collapsed;
+};
+
+int noop(const ball&) {
+    return 0;
+}
+
+prema::task<> forwarding_entry(int count, hop_results& out) {
+    static std::vector<ball_ptr> moved, direct;
+    if (prema::rank() == 1) {
+        moved.clear();
+        for (int i = 0; i < count; ++i) {
+            moved.push_back(prema::make_mobile<ball>());
+            co_await prema::migrate(moved.back(), 2);
+        }
+    }
+    if (prema::rank() == 2) {
+        direct.clear();
+        for (int i = 0; i < count; ++i)
+            direct.push_back(prema::make_mobile<ball>());
+    }
+    co_await prema::quiescence();
+    if (prema::rank() == 0) {
+        // Rank 0 learns the ids without learning where the objects are.
+        moved = co_await prema::call(1, [] { return moved; });
+        direct = co_await prema::call(2, [] { return direct; });
+        auto time_calls = [](const std::vector<ball_ptr>& objs) -> prema::task<stats> {
+            std::vector<double> rtt;
+            for (auto mp : objs) {
+                auto t0 = clk::now();
+                co_await prema::call(mp, prema::fn<&noop>);
+                rtt.push_back(micros(clk::now() - t0));
+            }
+            co_return summarize(std::move(rtt));
+        };
+        out.direct = co_await time_calls(direct);
+        out.forwarded = co_await time_calls(moved);
+        out.collapsed = co_await time_calls(moved);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // PREMA message rate
 
 struct sink_state {
@@ -343,6 +450,9 @@ prema::task<> rate_entry(long count, long fence, double& seconds) {
 struct prema_results {
     const char* mode;
     std::vector<stats> latency;
+    std::vector<stats> objects; // the first sizes, up to --object-max-bytes
+    hop_results hops;           // 3+ ranks only
+    bool have_hops = false;
     double rate = 0;          // rank 0: first send to quiescence
     double receiver_rate = 0; // rank 1: first to last message counted
     bool ok = true;
@@ -352,12 +462,22 @@ prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes,
                         const char* mode) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    prema_results r{mode, {}, 0, 0, true};
+    prema_results r{mode, {}, {}, {}, false, 0, 0, true};
     prema::runtime rt(MPI_COMM_WORLD, cfg);
     if (o.latency) {
         if (rank == 0)
             std::fprintf(stderr, "[prema %s] ping-pong, %zu sizes\n", mode, sizes.size());
         r.ok &= rt.run([&] { return latency_entry(o, sizes, mode, r.latency); }) == 0;
+        if (rank == 0)
+            std::fprintf(stderr, "[prema %s] object ping-pong\n", mode);
+        r.ok &= rt.run([&] { return object_entry(o, sizes, mode, r.objects); }) == 0;
+        if (prema::ranks() >= 3) {
+            if (rank == 0)
+                std::fprintf(stderr, "[prema %s] forwarding hop, %d calls each\n", mode,
+                             o.hop_calls);
+            r.ok &= rt.run([&] { return forwarding_entry(o.hop_calls, r.hops); }) == 0;
+            r.have_hops = true;
+        }
     }
     if (o.rate) {
         if (rank == 0)
@@ -424,6 +544,35 @@ void print_table(const std::vector<std::size_t>& sizes, const std::vector<stats>
     }
 }
 
+// Mobile-object ping-pong beside raw MPI and the transport; the forwarding hop with 3+ ranks.
+void print_objects(const std::vector<std::size_t>& sizes, const std::vector<stats>& mpi,
+                   const std::vector<prema_results>& runs) {
+    std::printf("\nMobile-object ping-pong (two objects, on ranks 0 and 1), median half-RTT us;\n"
+                "'x' is object / raw MPI:\n%9s %10s",
+                "bytes", "mpi");
+    for (auto& r : runs)
+        std::printf(" | %9s %9s %6s", (std::string(r.mode).substr(0, 6) + " tx").c_str(), "object",
+                    "x");
+    std::printf("\n");
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (runs.empty() || i >= runs.front().objects.size())
+            break;
+        double raw = mpi[i].half_rtt();
+        std::printf("%9zu %10.2f", sizes[i], raw);
+        for (auto& r : runs)
+            std::printf(" | %9.2f %9.2f %6.2f", r.latency[i].half_rtt(), r.objects[i].half_rtt(),
+                        r.objects[i].half_rtt() / raw);
+        std::printf("\n");
+    }
+    for (auto& r : runs)
+        if (r.have_hops)
+            std::printf("\nForwarding (%s): call to an object, median us: direct %.2f, through one "
+                        "forwarding hop %.2f (one hop costs %.2f), after the lazy update %.2f\n",
+                        r.mode, r.hops.direct.median_rtt_us, r.hops.forwarded.median_rtt_us,
+                        r.hops.forwarded.median_rtt_us - r.hops.direct.median_rtt_us,
+                        r.hops.collapsed.median_rtt_us);
+}
+
 void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
                 const std::vector<stats>& mpi, double mpi_rate_value,
                 const std::vector<prema_results>& runs, const options& o) {
@@ -449,6 +598,18 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
     for (auto& r : runs)
         for (std::size_t i = 0; i < r.latency.size(); ++i)
             row("transport", r.mode, sizes[i], r.latency[i]);
+    for (auto& r : runs)
+        for (std::size_t i = 0; i < r.objects.size(); ++i)
+            row("object", r.mode, sizes[i], r.objects[i]);
+    for (auto& r : runs)
+        if (r.have_hops)
+            std::fprintf(f,
+                         ",\n    {\"layer\": \"object\", \"progress\": \"%s\", "
+                         "\"direct_call_us\": %.4f, \"forwarded_call_us\": %.4f, "
+                         "\"forwarding_hop_us\": %.4f, \"collapsed_call_us\": %.4f}",
+                         r.mode, r.hops.direct.median_rtt_us, r.hops.forwarded.median_rtt_us,
+                         r.hops.forwarded.median_rtt_us - r.hops.direct.median_rtt_us,
+                         r.hops.collapsed.median_rtt_us);
     if (o.rate) {
         std::fprintf(f,
                      "%s    {\"layer\": \"mpi\", \"rate_msgs_per_s\": %.0f, \"messages\": %ld, "
@@ -558,8 +719,10 @@ int bench_main(int argc, char** argv, int rank, int size) {
 
     if (rank != 0)
         return ok ? 0 : 1;
-    if (o.latency)
+    if (o.latency) {
         print_table(sizes, mpi, runs);
+        print_objects(sizes, mpi, runs);
+    }
     if (o.rate) {
         std::printf("\nMessage rate, %ld x 16-byte messages rank 0 -> rank 1:\n", o.rate_count);
         std::printf("  %-26s %12.0f msgs/s  (MPI_Isend windows of %d, until rank 1 acks)\n", "mpi",

@@ -1,6 +1,7 @@
 #include "prema/runtime.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include "lb/balancer.hpp"
 #include "prema/coro/spawn.hpp"
@@ -247,6 +248,18 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             .urgent = [](detail::message* m) { detail::dispatch_message(m); },
             .tick = [&st] { st.lb->tick(); },
         });
+    if (!inline_mode) {
+        cpu_set_t cpus;
+        if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
+            CPU_COUNT(&cpus) < st.cfg.workers + 1) {
+            st.engine->set_spin_when_idle(false);
+            if (st.rank == 0)
+                detail::log().info(
+                    "{} core(s) for {} worker(s) and the progress thread: they share cores, "
+                    "which costs latency (run with --bind-to none, or --prema-progress inline)",
+                    CPU_COUNT(&cpus), st.cfg.workers);
+        }
+    }
     std::function<bool()> idle_poll;
     if (inline_mode)
         idle_poll = [e = st.engine.get()] { return e->try_poll(); };

@@ -1,5 +1,6 @@
 #include "transport/message_pool.hpp"
 
+#include <malloc.h>
 #include <new>
 
 #include "runtime/log.hpp"
@@ -8,6 +9,11 @@ namespace prema::detail {
 
 message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate)
     : eager_(eager_bytes), next_report_(2 * std::max<std::size_t>(preallocate, 1)) {
+    // Split-phase payloads are allocated and freed per message. By default glibc maps buffers
+    // above 128 KiB anew each time and returns them to the OS, so every megabyte message paid
+    // hundreds of page faults; keep such buffers in the heap instead.
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     for (std::size_t i = 0; i < preallocate; ++i)
         free_.enqueue(allocate());
 }

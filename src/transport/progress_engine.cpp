@@ -111,7 +111,11 @@ bool progress_engine::flush_outbox() {
     bool moved = false;
     message* batch[64];
     std::size_t n;
-    while ((n = outbox_.try_dequeue_bulk(batch, 64)) > 0) {
+    // At most max_sends_in_flight MPI sends: the rest wait in the outbox, so that testing the
+    // sends in flight stays cheap however fast workers post.
+    while (ops_.size() < max_sends_in_flight &&
+           (n = outbox_.try_dequeue_bulk(
+                batch, std::min<std::size_t>(64, max_sends_in_flight - ops_.size()))) > 0) {
         for (std::size_t i = 0; i < n; ++i)
             start_send(batch[i]);
         moved = true;
@@ -295,7 +299,7 @@ void progress_engine::run(const std::atomic<bool>& stop) {
             continue;
         }
         ++idle;
-        if (idle < spin_polls)
+        if (idle < spin_polls && spin_when_idle_)
             continue;
         if (idle < yield_polls) {
             sched_yield();

@@ -85,11 +85,16 @@ class progress_engine {
     std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
     std::uint64_t received() const noexcept { return received_.load(std::memory_order_acquire); }
 
+    // Whether run() may busy-poll before it yields; not when it shares its core with a worker,
+    // where spinning only delays the worker it is waiting for.
+    void set_spin_when_idle(bool spin) noexcept { spin_when_idle_ = spin; }
+
     // Wakes the dedicated thread if it sleeps.
     void wake() noexcept { parker_.unpark(); }
 
   private:
     static constexpr int tag_header = 1;
+    static constexpr std::size_t max_sends_in_flight = 256;
     static constexpr int first_payload_tag = 2;
 
     struct op {
@@ -127,6 +132,7 @@ class progress_engine {
     std::vector<int> done_indices_;
     int next_payload_tag_ = first_payload_tag;
     int max_tag_ = 32767;
+    bool spin_when_idle_ = true;
 
     termination_detector detector_;
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks

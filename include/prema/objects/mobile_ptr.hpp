@@ -34,6 +34,11 @@ template <class T> class mobile_ptr {
     friend bool operator==(const mobile_ptr&, const mobile_ptr&) = default;
     friend auto operator<=>(const mobile_ptr&, const mobile_ptr&) = default;
 
+    // For containers of pointers and objects that hold pointers to other objects.
+    template <class Archive> void serialize(Archive& ar) {
+        ar(id_.creator, id_.reserved, id_.serial);
+    }
+
   private:
     object_id id_;
 };
