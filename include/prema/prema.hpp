@@ -6,6 +6,7 @@
 #include "prema/coro/task.hpp"
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
+#include "prema/lb/scheduler.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/runtime.hpp"
@@ -13,3 +14,4 @@
 #include "prema/transport/call.hpp"
 #include "prema/transport/remote_memory.hpp"
 #include "prema/transport/send.hpp"
+#include "prema/version.hpp"

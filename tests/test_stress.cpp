@@ -1,0 +1,126 @@
+// Oversubscription stress: 8 ranks with 2 workers each on a 2-core machine. A migration storm
+// and a load-balanced workload must complete with every message run exactly once, in order per
+// sender, and no livelock.
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <prema/prema.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+
+struct tally {
+    std::vector<std::int64_t> last; // per sender: last number seen
+    std::int64_t received = 0, out_of_order = 0;
+    double weight = 1;
+    double load() const { return weight; }
+    template <class Ar> void serialize(Ar& ar) { ar(last, received, out_of_order, weight); }
+};
+
+void note(tally& t, int from, std::int64_t n) {
+    if (t.last.empty())
+        t.last.assign(std::size_t(prema::ranks()), -1);
+    t.out_of_order += n != t.last[std::size_t(from)] + 1;
+    t.last[std::size_t(from)] = n;
+    ++t.received;
+}
+
+prema::task<> work(tally& t, int from, std::int64_t n) {
+    for (int i = 0; i < 4; ++i) { // 2 ms of sleep, in chunks with yield points
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        co_await prema::yield_point();
+    }
+    note(t, from, n);
+}
+
+std::pair<std::int64_t, std::int64_t> result(const tally& t) {
+    return {t.received, t.out_of_order};
+}
+
+std::vector<prema::mobile_ptr<tally>> everyone(const std::vector<prema::mobile_ptr<tally>>& mine) {
+    int n = int(mine.size() * sizeof(prema::mobile_ptr<tally>));
+    std::vector<prema::mobile_ptr<tally>> all(mine.size() * std::size_t(world_size()));
+    MPI_Allgather(mine.data(), n, MPI_BYTE, all.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+    return all;
+}
+
+// Every object got `expected` messages, in order per sender; counts the objects that did not.
+int check_all(prema::runtime& rt, const std::vector<prema::mobile_ptr<tally>>& all,
+              std::int64_t expected) {
+    int bad = 0;
+    CHECK(rt.run([&]() -> prema::task<> {
+        for (std::size_t i = std::size_t(prema::rank()); i < all.size();
+             i += std::size_t(prema::ranks())) {
+            auto [received, out_of_order] = co_await prema::call(all[i], prema::fn<&result>);
+            bad += received != expected || out_of_order != 0;
+        }
+    }) == 0);
+    int total = 0;
+    MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+}
+
+} // namespace
+
+TEST_CASE("8 ranks x 2 workers: migration storm") {
+    constexpr int per_rank = 50, messages = 6;
+    prema::config cfg;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    std::vector<prema::mobile_ptr<tally>> mine;
+    rt.run([&]() -> prema::task<> {
+        for (int i = 0; i < per_rank; ++i)
+            mine.push_back(prema::make_mobile<tally>());
+        co_return;
+    });
+    auto all = everyone(mine);
+    CHECK(rt.run([&]() -> prema::task<> {
+        std::mt19937 rng(unsigned(prema::rank()) + 11);
+        for (std::int64_t k = 0; k < messages; ++k)
+            for (auto mp : all) {
+                co_await prema::send(mp, prema::fn<&note>, prema::rank(), k);
+                if (rng() % 3 == 0)
+                    prema::spawn(prema::migrate(mp, int(rng() % unsigned(prema::ranks()))));
+            }
+    }) == 0);
+    CHECK(check_all(rt, all, std::int64_t(messages) * world_size()) == 0);
+}
+
+TEST_CASE("8 ranks x 2 workers: load balancing from one rank") {
+    for (const char* policy : {"work_stealing", "diffusion"}) {
+        CAPTURE(policy);
+        prema::config cfg;
+        cfg.workers = 2;
+        cfg.lb = policy;
+        cfg.lb_period_us = 500;
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        std::vector<prema::mobile_ptr<tally>> mine;
+        rt.run([&]() -> prema::task<> {
+            if (prema::rank() == 0)
+                for (int i = 0; i < 8 * world_size(); ++i)
+                    mine.push_back(prema::make_mobile<tally>());
+            co_return;
+        });
+        // Only rank 0 has objects: gather them by hand.
+        int n = int(mine.size());
+        MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        mine.resize(std::size_t(n));
+        MPI_Bcast(mine.data(), n * int(sizeof(prema::mobile_ptr<tally>)), MPI_BYTE, 0,
+                  MPI_COMM_WORLD);
+        CHECK(rt.run([&]() -> prema::task<> {
+            prema::lb::enable_balancing(true);
+            for (std::int64_t k = 0; k < 2; ++k)
+                for (auto mp : mine)
+                    co_await prema::send(mp, prema::fn<&work>, prema::rank(), k);
+        }) == 0);
+        std::uint64_t moved = prema::lb::current_stats().migrations_out, all_moved = 0;
+        MPI_Allreduce(&moved, &all_moved, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(all_moved > 0);
+        CHECK(check_all(rt, mine, 2 * world_size()) == 0);
+    }
+}
