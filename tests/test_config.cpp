@@ -240,4 +240,15 @@ TEST_SUITE("config") {
                                                         "--premature", "prema-workers"});
     }
 
+    TEST_CASE("--prema-version is a flag without a value, stripped like the others") {
+        clean_env env;
+        args a{"prog", "--prema-version", "input.dat", "--prema-workers", "2"};
+        auto c = prema::config::from_args(a.argc, a.argv());
+        CHECK(c.show_version);
+        CHECK(c.workers == 2);
+        CHECK(a.remaining() == std::vector<std::string>{"prog", "input.dat"});
+        args none{"prog"};
+        CHECK_FALSE(prema::config::from_args(none.argc, none.argv()).show_version);
+    }
+
 } // TEST_SUITE("config")

@@ -26,6 +26,7 @@ struct config {
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
     std::size_t pool_messages = 256; // --prema-pool-messages: preallocated buffers
     int recv_slots = 32;             // --prema-recv-slots: pre-posted receives
+    bool show_version = false; // --prema-version (no value): prema::run prints it and exits
 
     // Reads PREMA_* variables, then --prema-* flags, removing the flags from argv so that
     // the application sees only its own arguments. Throws usage_error on a bad value or an

@@ -132,6 +132,10 @@ config config::from_args(int& argc, char** argv) {
             continue;
         }
         arg.remove_prefix(prefix.size());
+        if (arg == "version") { // the one option without a value (and without env twin)
+            c.show_version = true;
+            continue;
+        }
         std::string name, value;
         if (auto eq = arg.find('='); eq != std::string_view::npos) {
             name = arg.substr(0, eq);

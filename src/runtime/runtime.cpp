@@ -7,6 +7,7 @@
 #include "prema/coro/spawn.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
+#include "prema/version.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -321,8 +322,13 @@ int run(int& argc, char**& argv, entry_fn entry) {
     int rc = 0;
     try {
         config cfg = config::from_args(argc, argv);
-        runtime rt(MPI_COMM_WORLD, std::move(cfg));
-        rc = rt.run(std::move(entry));
+        if (cfg.show_version) {
+            if (world_rank == 0)
+                std::printf("prema %s\n", version());
+        } else {
+            runtime rt(MPI_COMM_WORLD, std::move(cfg));
+            rc = rt.run(std::move(entry));
+        }
     } catch (const usage_error& e) {
         if (world_rank == 0)
             std::fprintf(stderr, "prema: %s\n", e.what());

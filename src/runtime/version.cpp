@@ -1,0 +1,7 @@
+#include "prema/version.hpp"
+
+namespace prema {
+
+const char* version() noexcept { return PREMA_VERSION; }
+
+} // namespace prema
