@@ -15,4 +15,3 @@
 #include "prema/transport/remote_memory.hpp"
 #include "prema/transport/send.hpp"
 #include "prema/version.hpp"
-#include "prema/version.hpp"
