@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include "prema/coro/yield.hpp"
+#include "runtime/observe.hpp"
 
 namespace prema::detail {
 
@@ -155,6 +156,14 @@ bool worker_pool::pop(int index, work_item& w) {
     return false;
 }
 
+void worker_pool::time_totals(std::uint64_t& busy, std::uint64_t& idle) const noexcept {
+    busy = idle = 0;
+    for (auto& w : workers_) {
+        busy += w->busy_ticks;
+        idle += w->idle_ticks;
+    }
+}
+
 bool worker_pool::any_work() const noexcept {
     if (has_app_work_ && has_app_work_())
         return true;
@@ -181,10 +190,16 @@ void worker_pool::run_worker(int index) {
     tls_index = index;
     auto& self = *workers_[index];
     int idle_rounds = 0;
+    const bool stats = stats_on(); // fixed while the workers run
+    std::uint64_t round_start = 0;
     while (!stopping_.load(std::memory_order_acquire)) {
         work_item w;
+        if (stats)
+            round_start = now_ticks();
         if (pop(index, w)) {
             run(w);
+            if (stats)
+                self.busy_ticks += now_ticks() - round_start;
             idle_rounds = 0;
             continue;
         }
@@ -204,6 +219,8 @@ void worker_pool::run_worker(int index) {
                 return any_work() || stopping_.load(std::memory_order_acquire);
             });
         }
+        if (stats)
+            self.idle_ticks += now_ticks() - round_start;
     }
     tls_pool = nullptr;
     tls_index = -1;

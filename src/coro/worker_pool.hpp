@@ -72,11 +72,17 @@ class worker_pool {
     static worker_pool* current() noexcept;
     static int current_index() noexcept;
 
+    // --prema-stats: ticks (detail::now_ticks) the workers spent running items, and finding
+    // nothing to do, summed over the workers. Measured only while stats are on; call when the
+    // workers are stopped.
+    void time_totals(std::uint64_t& busy, std::uint64_t& idle) const noexcept;
+
   private:
     struct alignas(64) worker {
         moodycamel::ConcurrentQueue<work_item> queue;
         std::deque<work_item> yielded; // owner thread only
         parker park;
+        std::uint64_t busy_ticks = 0, idle_ticks = 0; // owner thread; --prema-stats only
     };
 
     bool pop(int index, work_item& w);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
+#include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
 
 namespace prema::detail {
@@ -19,6 +20,8 @@ std::map<std::string, lb::policy_factory>& policies() {
 }
 
 void on_policy_message(const incoming& in) {
+    if (tracing())
+        note_lb("lb_receive", fmt::format(R"("peer":{},"bytes":{})", in.source, in.payload.size()));
     current_balancer().deliver(in.source, in.payload);
 }
 
@@ -122,12 +125,18 @@ void balancer::send(int rank, std::span<const std::byte> bytes) {
     post_new(
         rank, policy_message_id(), 0, [&](byte_writer& w) { w.write(bytes.data(), bytes.size()); },
         flag_urgent | flag_uncounted);
+    if (tracing())
+        note_lb("lb_send", fmt::format(R"("peer":{},"bytes":{})", rank, bytes.size()));
     std::lock_guard lock(counters_mutex);
     ++counters.messages;
 }
 
 bool balancer::migrate(object_id object, int rank) {
-    if (!migrate_for_balance(object, rank))
+    bool moved = migrate_for_balance(object, rank);
+    if (tracing())
+        note_lb("lb_migrate", fmt::format(R"("object":"{}","from":{},"to":{},"moved":{})",
+                                          json_id(object), state().rank, rank, moved));
+    if (!moved)
         return false;
     std::lock_guard lock(counters_mutex);
     ++counters.migrations_out;

@@ -11,6 +11,7 @@
 #include "objects/pending_handler.hpp"
 #include "prema/objects/objects.hpp"
 #include "runtime/log.hpp"
+#include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
 
 namespace prema::detail {
@@ -124,6 +125,8 @@ access mode_of(const object_entry& e) {
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
     // Before the post: once posted, the object may come back here and be counted again.
     current_balancer().notify({rec.id, 0, 0});
+    if (observing())
+        note_migration(rec.id, rank(), dest, true);
     post_new(dest, install_id(), 0, [&](byte_writer& w) {
         w.write(&rec.id, sizeof rec.id);
         w.write(&rec.type->id, sizeof rec.type->id);
@@ -274,11 +277,19 @@ detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
         fail(e,
              fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
     } else {
+        double begin = 0;
+        int tid = 0;
+        if (observing()) {
+            begin = observe_now_us();
+            tid = observe_tid();
+        }
         try {
             co_await h->invoke(object_call{rec->object, e.header.origin, e.token, e.payload});
         } catch (...) {
             report_detached_error(h->name, std::current_exception());
         }
+        if (observing())
+            note_object_handler(h->name, rec->id, begin, tid);
     }
     finish(rec, mode, true, load);
 }
@@ -388,6 +399,8 @@ void on_install(const incoming& in) {
         std::lock_guard lock(lb.counters_mutex);
         ++lb.counters.migrations_in;
     }
+    if (observing())
+        note_migration(rec->id, in.source, rank(), false);
     schedule(rec);
 }
 

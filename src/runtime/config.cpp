@@ -96,6 +96,15 @@ bool apply(config& c, std::string_view name, const std::string& value) {
         if (v < 1 || v > 4096)
             throw usage_error("option --prema-recv-slots: " + value + " is outside 1..4096");
         c.recv_slots = int(v);
+    } else if (name == "stats") {
+        if (value == "1" || value == "true" || value == "on")
+            c.stats = true;
+        else if (value == "0" || value == "false" || value == "off" || value.empty())
+            c.stats = false;
+        else
+            throw usage_error("option --prema-stats: '" + value + "' is not one of 1, 0");
+    } else if (name == "trace") {
+        c.trace = value;
     } else {
         return false;
     }
@@ -105,7 +114,7 @@ bool apply(config& c, std::string_view name, const std::string& value) {
 constexpr const char* option_names[] = {
     "workers",      "progress",          "quantum-us",    "lb",
     "lb-period-us", "lb-neighbours",     "lb-alpha",      "log",
-    "eager-bytes",  "max-message-bytes", "pool-messages", "recv-slots"};
+    "eager-bytes",  "max-message-bytes", "pool-messages", "recv-slots", "stats", "trace"};
 
 } // namespace
 
@@ -134,6 +143,10 @@ config config::from_args(int& argc, char** argv) {
         arg.remove_prefix(prefix.size());
         if (arg == "version") { // the one option without a value (and without env twin)
             c.show_version = true;
+            continue;
+        }
+        if (arg == "stats") { // a flag: does not take the next argument
+            c.stats = true;
             continue;
         }
         std::string name, value;

@@ -1,5 +1,6 @@
 #include "prema/runtime.hpp"
 
+#include <chrono>
 #include <fmt/format.h>
 #include <sched.h>
 
@@ -9,6 +10,7 @@
 #include "prema/quiescence.hpp"
 #include "prema/version.hpp"
 #include "runtime/log.hpp"
+#include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
 
 namespace prema {
@@ -153,6 +155,8 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
     if (payload.spilled())
         m->large = std::move(payload.heap());
     m->peer = dest;
+    if (observing())
+        note_send(dest, handler, sizeof(wire_header) + h.payload_bytes);
     st.engine->post(m);
 }
 
@@ -226,6 +230,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         throw usage_error("a PREMA runtime already runs in this process");
     }
     detail::init_log(st.rank, st.cfg.log);
+    detail::observe_start(st); // collective: --prema-stats, --prema-trace
     bool inline_mode = st.cfg.progress == progress_mode::inline_;
     st.engine = std::make_unique<detail::progress_engine>(
         st.comm, st.cfg, st.pool,
@@ -278,6 +283,7 @@ runtime::~runtime() {
     auto& st = impl_->st;
     for (auto& f : st.at_shutdown)
         f();
+    detail::observe_finish(st); // collective, on st.comm
     st.workers.reset();
     st.lb.reset();
     st.engine.reset();
@@ -292,6 +298,7 @@ int runtime::run(entry_fn entry) {
     st.phase_over.store(false);
     st.entries.store(1);
     st.engine->begin_phase();
+    auto phase_start = std::chrono::steady_clock::now();
     st.workers->push(
         {[](void* a) {
              detail::run_entry(*static_cast<detail::runtime_state*>(a)).handle.resume();
@@ -307,6 +314,10 @@ int runtime::run(entry_fn entry) {
         st.workers->stop();
     }
     st.entry = nullptr;
+    if (detail::observing())
+        detail::note_phase(std::chrono::duration<double, std::micro>(
+                               std::chrono::steady_clock::now() - phase_start)
+                               .count());
     return st.errors.load() > 0 ? 1 : 0;
 }
 

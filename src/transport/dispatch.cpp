@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "prema/transport/handler.hpp"
+#include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
 
 namespace prema::detail {
@@ -11,12 +12,15 @@ void dispatch_message(void* arg) {
     incoming in{h.source, h.token, m->payload()};
     if (auto* e = find_handler(h.handler)) {
         // Typed handlers report their own failures; a system handler's throw means bad input.
+        double begin = observing() ? observe_now_us() : 0;
         try {
             e->invoke(in);
         } catch (const std::exception& x) {
             report_error(fmt::format("handler {} refused a message from rank {}: {}", e->name,
                                      h.source, x.what()));
         }
+        if (observing())
+            note_handler(e->name, h.source, begin, observe_tid());
     } else {
         auto why = wire_error(fmt::format(
             "rank {} has no handler with id {:#x} (message from rank {}); a handler is known to "

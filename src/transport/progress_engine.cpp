@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
+#include "runtime/observe.hpp"
 
 namespace prema::detail {
 
@@ -125,6 +126,9 @@ bool progress_engine::flush_outbox() {
 
 void progress_engine::count_received(message* m) {
     auto flags = m->header().flags;
+    if (observing())
+        note_receive(m->header().source, m->header().handler,
+                     sizeof(wire_header) + m->header().payload_bytes);
     if (flags & flag_urgent)
         hooks_.urgent(m);
     else

@@ -1,0 +1,327 @@
+#include "runtime/observe.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "coro/worker_pool.hpp"
+#include "prema/objects/objects.hpp"
+#include "prema/transport/handler.hpp"
+#include "runtime/log.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail {
+
+unsigned g_observe = 0;
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+clock::time_point g_origin = clock::now();
+int g_progress_tid = 0;
+std::uint64_t g_forwards_at_start = 0;
+
+struct counters_t {
+    std::atomic<std::uint64_t> handlers{0}, object_handlers{0}, sent{0}, received{0},
+        bytes_sent{0}, bytes_received{0}, migrations_in{0}, migrations_out{0};
+    std::atomic<double> wall_us{0};
+    void reset() {
+        for (auto* c : {&handlers, &object_handlers, &sent, &received, &bytes_sent,
+                        &bytes_received, &migrations_in, &migrations_out})
+            c->store(0, std::memory_order_relaxed);
+        wall_us.store(0);
+    }
+};
+counters_t g_counters;
+
+struct event {
+    std::string name;
+    const char* cat;
+    char ph;
+    double ts, dur;
+    int tid;
+    std::string args; // body of a JSON object
+};
+
+// One per thread that ever recorded an event; owned by the registry so that events of joined
+// worker threads survive until the gather. Only its thread appends; the gather runs when no
+// worker does.
+struct thread_buffer {
+    std::vector<event> events;
+};
+std::mutex g_registry_mutex;
+std::vector<std::unique_ptr<thread_buffer>> g_registry;
+thread_local thread_buffer* tls_buffer = nullptr;
+
+thread_buffer& local_buffer() {
+    if (!tls_buffer) {
+        std::lock_guard lock(g_registry_mutex);
+        g_registry.push_back(std::make_unique<thread_buffer>());
+        tls_buffer = g_registry.back().get();
+    }
+    return *tls_buffer;
+}
+
+void record(std::string name, const char* cat, char ph, double ts, double dur, int tid,
+            std::string args) {
+    local_buffer().events.push_back(
+        {std::move(name), cat, ph, ts, dur, tid, std::move(args)});
+}
+
+std::string escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", int(static_cast<unsigned char>(c)));
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string to_json(const event& e, int pid) {
+    return fmt::format(R"({{"name":"{}","cat":"{}","ph":"{}","ts":{:.3f},"dur":{:.3f},)"
+                       R"("pid":{},"tid":{},{}"args":{{{}}}}})",
+                       escape(e.name), e.cat, e.ph, e.ts, e.dur, pid, e.tid,
+                       e.ph == 'i' ? R"("s":"t",)" : "", e.args);
+}
+
+// This rank's events, comma-separated, with the process and thread names first.
+std::string serialize_rank(int rank) {
+    std::string out;
+    std::set<int> tids;
+    auto add = [&](const std::string& s) {
+        if (!out.empty())
+            out += ",\n";
+        out += s;
+    };
+    std::lock_guard lock(g_registry_mutex);
+    for (auto& b : g_registry)
+        for (auto& e : b->events)
+            tids.insert(e.tid);
+    add(to_json({"process_name", "__metadata", 'M', 0, 0, 0, fmt::format(R"("name":"rank {}")", rank)},
+                rank));
+    add(to_json({"process_sort_index", "__metadata", 'M', 0, 0, 0,
+                 fmt::format(R"("sort_index":{})", rank)},
+                rank));
+    for (int t : tids)
+        add(to_json({"thread_name", "__metadata", 'M', 0, 0, t,
+                     t == g_progress_tid ? std::string(R"("name":"progress")")
+                                         : fmt::format(R"("name":"worker {}")", t)},
+                    rank));
+    for (auto& b : g_registry) {
+        for (auto& e : b->events)
+            add(to_json(e, rank));
+        b->events.clear();
+        b->events.shrink_to_fit();
+    }
+    return out;
+}
+
+// Gathers variable-length strings to rank 0 (collective on comm).
+std::vector<std::string> gather_strings(MPI_Comm comm, int rank, int size, const std::string& s) {
+    int len = int(s.size());
+    std::vector<int> lens(static_cast<std::size_t>(size)), displs(lens.size());
+    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
+    std::string all;
+    if (rank == 0) {
+        int total = 0;
+        for (int i = 0; i < size; ++i) {
+            displs[std::size_t(i)] = total;
+            total += lens[std::size_t(i)];
+        }
+        all.resize(std::size_t(total));
+    }
+    MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+                comm);
+    std::vector<std::string> out;
+    if (rank == 0)
+        for (int i = 0; i < size; ++i)
+            out.push_back(all.substr(std::size_t(displs[std::size_t(i)]),
+                                     std::size_t(lens[std::size_t(i)])));
+    return out;
+}
+
+constexpr int n_fields = 12;
+
+void print_stats(const std::vector<double>& all, int size, int workers) {
+    std::string t = fmt::format("prema stats ({} ranks, {} worker(s) per rank; times in ms, "
+                                "overhead = workers x wall - busy - idle)\n",
+                                size, workers);
+    t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} {:>10} "
+                     "{:>10} {:>10}\n",
+                     "rank", "handlers", "obj-hndlrs", "msgs-sent", "msgs-recv", "bytes-sent",
+                     "bytes-recv", "forwards", "mig-in", "mig-out", "busy", "idle", "overhead");
+    std::vector<double> total(n_fields, 0);
+    auto row = [&](const std::string& label, const double* v) {
+        t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} "
+                         "{:>10.3f} {:>10.3f} {:>10.3f}\n",
+                         label, std::uint64_t(v[0]), std::uint64_t(v[1]), std::uint64_t(v[2]),
+                         std::uint64_t(v[3]), std::uint64_t(v[4]), std::uint64_t(v[5]),
+                         std::uint64_t(v[6]), std::uint64_t(v[7]), std::uint64_t(v[8]),
+                         v[9] / 1e3, v[10] / 1e3, v[11] / 1e3);
+    };
+    for (int r = 0; r < size; ++r) {
+        const double* v = &all[std::size_t(r * n_fields)];
+        row(std::to_string(r), v);
+        for (int i = 0; i < n_fields; ++i)
+            total[std::size_t(i)] += v[i];
+    }
+    row("all", total.data());
+    std::fputs(t.c_str(), stdout);
+    std::fflush(stdout);
+}
+
+} // namespace
+
+double observe_now_us() noexcept {
+    return std::chrono::duration<double, std::micro>(clock::now() - g_origin).count();
+}
+
+int observe_tid() noexcept {
+    int i = worker_pool::current_index();
+    return i >= 0 ? i : g_progress_tid;
+}
+
+void observe_start(runtime_state& st) {
+    unsigned mine = (st.cfg.stats ? observe_stats : 0u) | (st.cfg.trace.empty() ? 0u : observe_trace);
+    unsigned any = 0;
+    // Every rank must take part in the gathers at shutdown: a rank without the option follows.
+    MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED, MPI_BOR, st.comm);
+    g_observe = any;
+    if (!any)
+        return;
+    g_counters.reset();
+    g_progress_tid = st.cfg.workers;
+    g_forwards_at_start = forward_count();
+    {
+        std::lock_guard lock(g_registry_mutex);
+        for (auto& b : g_registry)
+            b->events.clear();
+    }
+    MPI_Barrier(st.comm);
+    g_origin = clock::now();
+}
+
+void observe_finish(runtime_state& st) {
+    unsigned flags = g_observe;
+    g_observe = 0;
+    if (!flags)
+        return;
+    if (flags & observe_stats) {
+        std::uint64_t busy = 0, idle = 0;
+        if (st.workers)
+            st.workers->time_totals(busy, idle);
+        double tpu = ticks_per_us();
+        double busy_us = double(busy) / tpu, idle_us = double(idle) / tpu;
+        double wall = g_counters.wall_us.load() * st.cfg.workers;
+        auto& c = g_counters;
+        std::vector<double> mine = {double(c.handlers.load()),
+                                    double(c.object_handlers.load()),
+                                    double(c.sent.load()),
+                                    double(c.received.load()),
+                                    double(c.bytes_sent.load()),
+                                    double(c.bytes_received.load()),
+                                    double(forward_count() - g_forwards_at_start),
+                                    double(c.migrations_in.load()),
+                                    double(c.migrations_out.load()),
+                                    busy_us,
+                                    idle_us,
+                                    std::max(0.0, wall - busy_us - idle_us)};
+        std::vector<double> all(std::size_t(n_fields * st.size));
+        MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0,
+                   st.comm);
+        if (st.rank == 0)
+            print_stats(all, st.size, st.cfg.workers);
+    }
+    if (flags & observe_trace) {
+        auto parts = gather_strings(st.comm, st.rank, st.size, serialize_rank(st.rank));
+        if (st.rank == 0) {
+            std::string path = st.cfg.trace.empty() ? "prema-trace.json" : st.cfg.trace;
+            std::FILE* f = std::fopen(path.c_str(), "w");
+            if (!f) {
+                log().error("--prema-trace: cannot write {}", path);
+            } else {
+                std::fputs("[\n", f);
+                bool first = true;
+                for (auto& p : parts) {
+                    if (p.empty())
+                        continue;
+                    if (!first)
+                        std::fputs(",\n", f);
+                    std::fwrite(p.data(), 1, p.size(), f);
+                    first = false;
+                }
+                std::fputs("\n]\n", f);
+                std::fclose(f);
+            }
+        }
+    }
+}
+
+std::string json_id(object_id id) {
+    return fmt::format("{}:{}", id.creator, id.serial);
+}
+
+void note_handler(std::string_view name, int source, double begin_us, int tid) {
+    g_counters.handlers.fetch_add(1, std::memory_order_relaxed);
+    if (tracing())
+        record(std::string(name), "handler", 'X', begin_us, observe_now_us() - begin_us, tid,
+               fmt::format(R"("source":{})", source));
+}
+
+void note_object_handler(std::string_view name, object_id id, double begin_us, int tid) {
+    g_counters.object_handlers.fetch_add(1, std::memory_order_relaxed);
+    if (tracing())
+        record(std::string(name), "object_handler", 'X', begin_us, observe_now_us() - begin_us,
+               tid, fmt::format(R"("object":"{}")", json_id(id)));
+}
+
+void note_send(int dest, std::uint64_t handler, std::size_t bytes) {
+    g_counters.sent.fetch_add(1, std::memory_order_relaxed);
+    g_counters.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
+    if (tracing())
+        record("send", "message", 'i', observe_now_us(), 0, observe_tid(),
+               fmt::format(R"("peer":{},"bytes":{},"handler":"{}")", dest, bytes,
+                           escape(handler_name(handler))));
+}
+
+void note_receive(int source, std::uint64_t handler, std::size_t bytes) {
+    g_counters.received.fetch_add(1, std::memory_order_relaxed);
+    g_counters.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
+    if (tracing())
+        record("receive", "message", 'i', observe_now_us(), 0, observe_tid(),
+               fmt::format(R"("peer":{},"bytes":{},"handler":"{}")", source, bytes,
+                           escape(handler_name(handler))));
+}
+
+void note_migration(object_id id, int from, int to, bool out) {
+    (out ? g_counters.migrations_out : g_counters.migrations_in)
+        .fetch_add(1, std::memory_order_relaxed);
+    if (tracing())
+        record(out ? "migrate_out" : "migrate_in", "migration", 'i', observe_now_us(), 0,
+               observe_tid(),
+               fmt::format(R"("object":"{}","from":{},"to":{})", json_id(id), from, to));
+}
+
+void note_phase(double wall_us) {
+    g_counters.wall_us.fetch_add(wall_us);
+}
+
+void note_lb(const char* name, const std::string& args) {
+    if (tracing())
+        record(name, "lb", 'i', observe_now_us(), 0, observe_tid(), args);
+}
+
+} // namespace prema::detail

@@ -1,0 +1,57 @@
+// Observability: --prema-stats (per-rank counters and busy/idle/overhead time, printed by
+// rank 0 at shutdown) and --prema-trace FILE (Chrome trace event format, merged on rank 0).
+//
+// Every hook on a hot path is behind observing() / tracing() / stats_on(): one load of a
+// global and a branch predicted not taken. The global changes only while no worker runs (at
+// runtime construction and destruction). Events are buffered per thread, in memory, without
+// locks; ~runtime gathers them to rank 0 on the runtime's communicator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "prema/objects/mobile_ptr.hpp"
+
+namespace prema::detail {
+
+struct runtime_state;
+
+enum : unsigned { observe_stats = 1u, observe_trace = 2u };
+extern unsigned g_observe;
+
+inline bool observing() noexcept {
+    return __builtin_expect(g_observe != 0, 0);
+}
+inline bool tracing() noexcept {
+    return __builtin_expect((g_observe & observe_trace) != 0, 0);
+}
+inline bool stats_on() noexcept {
+    return __builtin_expect((g_observe & observe_stats) != 0, 0);
+}
+
+// Collective (runtime constructor): agrees on the options, synchronises the ranks and takes
+// the common time origin.
+void observe_start(runtime_state& st);
+// Collective (runtime destructor, workers stopped, before the communicator is freed): gathers
+// the counters and the events to rank 0, which prints the table and writes the trace file.
+void observe_finish(runtime_state& st);
+
+// Microseconds since the common origin.
+double observe_now_us() noexcept;
+// The trace thread id of the calling thread: its worker index, or the progress thread's id.
+int observe_tid() noexcept;
+
+// The slow halves of the hooks; call only when observing().
+void note_handler(std::string_view name, int source, double begin_us, int tid);
+void note_object_handler(std::string_view name, object_id id, double begin_us, int tid);
+void note_send(int dest, std::uint64_t handler, std::size_t bytes);
+void note_receive(int source, std::uint64_t handler, std::size_t bytes);
+void note_migration(object_id id, int from, int to, bool out);
+void note_phase(double wall_us);
+// A load-balancing decision or policy message (trace only): `args` is a JSON object body.
+void note_lb(const char* name, const std::string& args);
+
+std::string json_id(object_id id); // "creator:serial", for trace args
+
+} // namespace prema::detail
