@@ -2,6 +2,8 @@
 
 namespace prema {
 
-const char* version() noexcept { return PREMA_VERSION; }
+const char* version() noexcept {
+    return PREMA_VERSION;
+}
 
 } // namespace prema
