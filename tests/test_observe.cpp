@@ -39,7 +39,8 @@ constexpr int sends_per_rank = 5;
 } // namespace
 
 TEST_CASE("--prema-stats is a flag, --prema-trace takes a file") {
-    char a0[] = "app", a1[] = "--prema-stats", a2[] = "mine", a3[] = "--prema-trace", a4[] = "t.json";
+    char a0[] = "app", a1[] = "--prema-stats", a2[] = "mine", a3[] = "--prema-trace",
+         a4[] = "t.json";
     char* argv[] = {a0, a1, a2, a3, a4, nullptr};
     int argc = 5;
     auto c = prema::config::from_args(argc, argv);
@@ -136,17 +137,19 @@ TEST_CASE("stats table and merged Chrome trace") {
     CHECK(trace.find(R"("name":"send")") != std::string::npos);
     // A JSON array of events with the required keys, handler events from every rank, a
     // migration.
-    std::string check =
-        "python3 -c 'import json,sys\n"
-        "ev=json.load(open(sys.argv[1]))\n"
-        "assert isinstance(ev,list) and ev\n"
-        "keys={\"name\",\"cat\",\"ph\",\"ts\",\"dur\",\"pid\",\"tid\",\"args\"}\n"
-        "assert all(keys<=set(e) for e in ev), \"missing keys\"\n"
-        "h={e[\"pid\"] for e in ev if e[\"ph\"]==\"X\" and e[\"cat\"] in (\"handler\",\"object_handler\")}\n"
-        "assert h==set(range(" + std::to_string(n) + ")), h\n"
-        "assert any(e[\"cat\"]==\"migration\" for e in ev)\n"
-        "' " +
-        std::string(path);
+    std::string check = "python3 -c 'import json,sys\n"
+                        "ev=json.load(open(sys.argv[1]))\n"
+                        "assert isinstance(ev,list) and ev\n"
+                        "keys={\"name\",\"cat\",\"ph\",\"ts\",\"dur\",\"pid\",\"tid\",\"args\"}\n"
+                        "assert all(keys<=set(e) for e in ev), \"missing keys\"\n"
+                        "h={e[\"pid\"] for e in ev if e[\"ph\"]==\"X\" and e[\"cat\"] in "
+                        "(\"handler\",\"object_handler\")}\n"
+                        "assert h==set(range(" +
+                        std::to_string(n) +
+                        ")), h\n"
+                        "assert any(e[\"cat\"]==\"migration\" for e in ev)\n"
+                        "' " +
+                        std::string(path);
     if (std::system("python3 -c pass > /dev/null 2>&1") == 0) {
         CHECK(std::system(check.c_str()) == 0);
     } else {

@@ -112,9 +112,9 @@ bool apply(config& c, std::string_view name, const std::string& value) {
 }
 
 constexpr const char* option_names[] = {
-    "workers",      "progress",          "quantum-us",    "lb",
-    "lb-period-us", "lb-neighbours",     "lb-alpha",      "log",
-    "eager-bytes",  "max-message-bytes", "pool-messages", "recv-slots", "stats", "trace"};
+    "workers",       "progress",   "quantum-us", "lb",          "lb-period-us",
+    "lb-neighbours", "lb-alpha",   "log",        "eager-bytes", "max-message-bytes",
+    "pool-messages", "recv-slots", "stats",      "trace"};
 
 } // namespace
 

@@ -28,12 +28,12 @@ int g_progress_tid = 0;
 std::uint64_t g_forwards_at_start = 0;
 
 struct counters_t {
-    std::atomic<std::uint64_t> handlers{0}, object_handlers{0}, sent{0}, received{0},
-        bytes_sent{0}, bytes_received{0}, migrations_in{0}, migrations_out{0};
+    std::atomic<std::uint64_t> handlers{0}, object_handlers{0}, sent{0}, received{0}, bytes_sent{0},
+        bytes_received{0}, migrations_in{0}, migrations_out{0};
     std::atomic<double> wall_us{0};
     void reset() {
-        for (auto* c : {&handlers, &object_handlers, &sent, &received, &bytes_sent,
-                        &bytes_received, &migrations_in, &migrations_out})
+        for (auto* c : {&handlers, &object_handlers, &sent, &received, &bytes_sent, &bytes_received,
+                        &migrations_in, &migrations_out})
             c->store(0, std::memory_order_relaxed);
         wall_us.store(0);
     }
@@ -70,8 +70,7 @@ thread_buffer& local_buffer() {
 
 void record(std::string name, const char* cat, char ph, double ts, double dur, int tid,
             std::string args) {
-    local_buffer().events.push_back(
-        {std::move(name), cat, ph, ts, dur, tid, std::move(args)});
+    local_buffer().events.push_back({std::move(name), cat, ph, ts, dur, tid, std::move(args)});
 }
 
 std::string escape(std::string_view s) {
@@ -110,11 +109,12 @@ std::string serialize_rank(int rank) {
     for (auto& b : g_registry)
         for (auto& e : b->events)
             tids.insert(e.tid);
-    add(to_json({"process_name", "__metadata", 'M', 0, 0, 0, fmt::format(R"("name":"rank {}")", rank)},
-                rank));
-    add(to_json({"process_sort_index", "__metadata", 'M', 0, 0, 0,
-                 fmt::format(R"("sort_index":{})", rank)},
-                rank));
+    add(to_json(
+        {"process_name", "__metadata", 'M', 0, 0, 0, fmt::format(R"("name":"rank {}")", rank)},
+        rank));
+    add(to_json(
+        {"process_sort_index", "__metadata", 'M', 0, 0, 0, fmt::format(R"("sort_index":{})", rank)},
+        rank));
     for (int t : tids)
         add(to_json({"thread_name", "__metadata", 'M', 0, 0, t,
                      t == g_progress_tid ? std::string(R"("name":"progress")")
@@ -143,13 +143,12 @@ std::vector<std::string> gather_strings(MPI_Comm comm, int rank, int size, const
         }
         all.resize(std::size_t(total));
     }
-    MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
-                comm);
+    MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm);
     std::vector<std::string> out;
     if (rank == 0)
         for (int i = 0; i < size; ++i)
-            out.push_back(all.substr(std::size_t(displs[std::size_t(i)]),
-                                     std::size_t(lens[std::size_t(i)])));
+            out.push_back(
+                all.substr(std::size_t(displs[std::size_t(i)]), std::size_t(lens[std::size_t(i)])));
     return out;
 }
 
@@ -169,8 +168,8 @@ void print_stats(const std::vector<double>& all, int size, int workers) {
                          "{:>10.3f} {:>10.3f} {:>10.3f}\n",
                          label, std::uint64_t(v[0]), std::uint64_t(v[1]), std::uint64_t(v[2]),
                          std::uint64_t(v[3]), std::uint64_t(v[4]), std::uint64_t(v[5]),
-                         std::uint64_t(v[6]), std::uint64_t(v[7]), std::uint64_t(v[8]),
-                         v[9] / 1e3, v[10] / 1e3, v[11] / 1e3);
+                         std::uint64_t(v[6]), std::uint64_t(v[7]), std::uint64_t(v[8]), v[9] / 1e3,
+                         v[10] / 1e3, v[11] / 1e3);
     };
     for (int r = 0; r < size; ++r) {
         const double* v = &all[std::size_t(r * n_fields)];
@@ -195,7 +194,8 @@ int observe_tid() noexcept {
 }
 
 void observe_start(runtime_state& st) {
-    unsigned mine = (st.cfg.stats ? observe_stats : 0u) | (st.cfg.trace.empty() ? 0u : observe_trace);
+    unsigned mine =
+        (st.cfg.stats ? observe_stats : 0u) | (st.cfg.trace.empty() ? 0u : observe_trace);
     unsigned any = 0;
     // Every rank must take part in the gathers at shutdown: a rank without the option follows.
     MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED, MPI_BOR, st.comm);
@@ -240,8 +240,7 @@ void observe_finish(runtime_state& st) {
                                     idle_us,
                                     std::max(0.0, wall - busy_us - idle_us)};
         std::vector<double> all(std::size_t(n_fields * st.size));
-        MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0,
-                   st.comm);
+        MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0, st.comm);
         if (st.rank == 0)
             print_stats(all, st.size, st.cfg.workers);
     }
@@ -284,8 +283,8 @@ void note_handler(std::string_view name, int source, double begin_us, int tid) {
 void note_object_handler(std::string_view name, object_id id, double begin_us, int tid) {
     g_counters.object_handlers.fetch_add(1, std::memory_order_relaxed);
     if (tracing())
-        record(std::string(name), "object_handler", 'X', begin_us, observe_now_us() - begin_us,
-               tid, fmt::format(R"("object":"{}")", json_id(id)));
+        record(std::string(name), "object_handler", 'X', begin_us, observe_now_us() - begin_us, tid,
+               fmt::format(R"("object":"{}")", json_id(id)));
 }
 
 void note_send(int dest, std::uint64_t handler, std::size_t bytes) {
