@@ -9,6 +9,7 @@
 #include "lb/balancer.hpp"
 #include "objects/directory.hpp"
 #include "objects/pending_handler.hpp"
+#include "objects/wire_decode.hpp"
 #include "prema/objects/objects.hpp"
 #include "runtime/log.hpp"
 #include "runtime/observe.hpp"
@@ -24,6 +25,8 @@ struct object_layer {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
+    std::mutex arrivals_mutex; // messages that reached this rank before their object did
+    std::unordered_map<object_id, std::vector<object_entry>> arrivals;
     runtime_state* hooked = nullptr; // the runtime whose shutdown frees our objects
 };
 
@@ -62,25 +65,14 @@ void write_entry(byte_writer& w, const object_entry& e) {
     w.write(e.payload.data(), e.payload.size());
 }
 
-object_entry read_entry(byte_reader& r) {
-    object_entry e;
-    r.read(&e.header, sizeof e.header);
-    r.read(&e.token, sizeof e.token);
-    std::uint64_t n = 0;
-    r.read(&n, sizeof n);
-    if (n > r.remaining())
-        throw wire_error("migration payload: entry of " + std::to_string(n) + " bytes truncated");
-    e.payload.resize(n);
-    r.read(e.payload.data(), n);
-    return e;
-}
-
-void forward(object_entry e, int dest) {
+// Sends `e` on to `dest`, where the object arrived with move count `moves`.
+void forward(object_entry e, int dest, std::uint64_t moves) {
     layer().forwards.fetch_add(1, std::memory_order_relaxed);
     if (e.header.hops >= max_hops)
         return fail(e, describe(e.header.id) + " not found after " + std::to_string(max_hops) +
                            " forwards");
     ++e.header.hops;
+    e.header.moves = moves;
     post_new(dest, message_id(), e.token, [&](byte_writer& w) {
         w.write(&e.header, sizeof e.header);
         w.write(e.payload.data(), e.payload.size());
@@ -94,6 +86,18 @@ void route(object_entry e) {
     auto loc = layer().dir.find(e.header.id);
     if (loc.local)
         return accept(loc.local, std::move(e));
+    if (!loc.destroyed && e.header.moves > loc.moves) {
+        // The object is on its way here: hold the message until on_install (re-checked under
+        // the lock that on_install takes after it has made the object local).
+        std::unique_lock lock(layer().arrivals_mutex);
+        loc = layer().dir.find(e.header.id);
+        if (!loc.local) {
+            layer().arrivals[e.header.id].push_back(std::move(e));
+            return;
+        }
+        lock.unlock();
+        return accept(loc.local, std::move(e));
+    }
     if (loc.destroyed)
         return fail(e, describe(e.header.id) + " was destroyed");
     int here = rank();
@@ -103,7 +107,7 @@ void route(object_entry e) {
     if (loc.rank < 0 || loc.rank >= ranks() || loc.rank == here)
         return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
                            " names no existing rank");
-    forward(std::move(e), loc.rank);
+    forward(std::move(e), loc.rank, loc.moves);
 }
 
 access mode_of(const object_entry& e) {
@@ -323,7 +327,7 @@ void accept(const record_ptr& rec, object_entry e) {
         if (rec->gone_to >= 0) {
             int dest = rec->gone_to;
             lock.unlock();
-            return forward(std::move(e), dest);
+            return forward(std::move(e), dest, rec->moves + 1);
         }
         auto origin = e.header.origin;
         auto& expected = rec->expected[origin];
@@ -349,49 +353,25 @@ void accept(const record_ptr& rec, object_entry e) {
 }
 
 void on_message(const incoming& in) {
-    byte_reader r(in.payload);
-    object_entry e;
-    r.read(&e.header, sizeof e.header);
-    e.token = in.token;
-    auto rest = r.rest();
-    e.payload.assign(rest.begin(), rest.end());
-    route(std::move(e));
+    route(decode_object_message(in.payload, in.token));
 }
 
 void on_install(const incoming& in) {
-    byte_reader r(in.payload);
-    auto rec = std::make_shared<object_record>();
-    std::uint64_t type_id = 0;
-    std::int32_t reply_to = -1;
-    std::uint64_t token = 0;
-    r.read(&rec->id, sizeof rec->id);
-    r.read(&type_id, sizeof type_id);
-    r.read(&rec->moves, sizeof rec->moves);
-    r.read(&reply_to, sizeof reply_to);
-    r.read(&token, sizeof token);
-    rec->type = find_object_type(type_id);
-    if (!rec->type)
-        throw wire_error(
-            fmt::format("migration of {} names unknown type id {:#x}", describe(rec->id), type_id));
-    std::uint32_t n = 0;
-    r.read(&n, sizeof n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-        std::int32_t origin = 0;
-        std::uint64_t seq = 0;
-        r.read(&origin, sizeof origin);
-        r.read(&seq, sizeof seq);
-        rec->expected[origin] = seq;
-    }
-    r.read(&n, sizeof n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-        auto e = read_entry(r);
-        rec->early.emplace(std::pair(e.header.origin, e.header.seq), std::move(e));
-    }
-    r.read(&n, sizeof n);
-    for (std::uint32_t i = 0; i < n; ++i)
-        rec->ready.push_back(read_entry(r));
-    rec->object = rec->type->load(r);
+    auto decoded = decode_install(in.payload);
+    record_ptr rec = std::move(decoded.record);
+    std::int32_t reply_to = decoded.reply_to;
+    std::uint64_t token = decoded.token;
     layer().dir.set_local(rec->id, rank(), rec, rec->moves);
+    std::vector<object_entry> early_birds;
+    {
+        std::lock_guard lock(layer().arrivals_mutex);
+        if (auto it = layer().arrivals.find(rec->id); it != layer().arrivals.end()) {
+            early_birds = std::move(it->second);
+            layer().arrivals.erase(it);
+        }
+    }
+    for (auto& e : early_birds)
+        accept(rec, std::move(e));
     if (token)
         reply_void(reply_to, token);
     {
@@ -494,7 +474,7 @@ int finish_object_message(object_id id, object_op op, std::uint64_t handler, byt
         throw usage_error("message to a null mobile_ptr");
     check_payload(message_handler, w);
     auto [seq, loc] = layer().dir.next_send(id);
-    object_header h{id, seq, handler, rank(), 0, op};
+    object_header h{id, seq, handler, rank(), 0, op, loc.moves};
     w.patch(0, &h, sizeof h);
     // Errors (destroyed, dangling) are found by routing, so such messages go through here.
     if (loc.local || loc.destroyed || loc.rank < 0 || loc.rank >= ranks())

@@ -38,8 +38,12 @@ struct object_header {
     std::int32_t origin;   // the rank that sent it
     std::uint16_t hops;    // forwards so far
     object_op op;
+    // The sender's belief: the object reached the receiving rank with this move count (0: no
+    // claim). A rank that has not installed that move yet holds the message until it does,
+    // instead of bouncing it back while the object is in transit.
+    std::uint64_t moves;
 };
-static_assert(sizeof(object_header) == 40);
+static_assert(sizeof(object_header) == 48);
 
 // The transport handler that routes object messages.
 std::uint64_t object_message_id() noexcept;
