@@ -2,7 +2,10 @@
 # Installs the dependencies, builds everything (RelWithDebInfo) and runs the whole test suite.
 # Exits nonzero if any step or any test fails.
 #   bash scripts/test.sh
+# Then builds everything again with AddressSanitizer+UBSan (build-asan/, or $PREMA_BUILD_DIR-asan)
+# and runs the suite once more: any sanitizer report fails its test (see README "Sanitizers").
 # PREMA_BUILD_DIR overrides the build directory (default: build/ at the repository root).
+# PREMA_SKIP_ASAN=1 skips the sanitizer pass.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,5 +27,18 @@ status=0
 ctest --test-dir "$build" --output-on-failure -j 1 || status=$?
 if [ "$status" -ne 0 ]; then
   echo "test.sh: ctest failed (exit status $status)" >&2
+fi
+
+if [ "${PREMA_SKIP_ASAN:-0}" != 1 ]; then
+  asan_build="${PREMA_BUILD_DIR:+$PREMA_BUILD_DIR-asan}"
+  asan_build="${asan_build:-$root/build-asan}"
+  cmake -S "$root" -B "$asan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREMA_SANITIZE=address,undefined
+  cmake --build "$asan_build" -j "$(nproc)"
+  asan_status=0
+  ctest --test-dir "$asan_build" --output-on-failure -j 1 || asan_status=$?
+  if [ "$asan_status" -ne 0 ]; then
+    echo "test.sh: ASan+UBSan ctest failed (exit status $asan_status)" >&2
+    status=$asan_status
+  fi
 fi
 exit "$status"
