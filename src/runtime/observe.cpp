@@ -40,13 +40,21 @@ struct counters_t {
 };
 counters_t g_counters;
 
+// What the args of an event hold; formatted at the gather, not when recorded.
+enum class args_kind : std::uint8_t { text, source, object, message, migration };
+
 struct event {
-    std::string name;
+    const char* name;          // static text, or
+    const std::string* name_s; // a registry's handler name (stable: node-based map)
     const char* cat;
     char ph;
-    double ts, dur;
+    args_kind kind;
     int tid;
-    std::string args; // body of a JSON object
+    double ts, dur;
+    std::int64_t a = 0, b = 0;    // source | peer, bytes | from, to
+    object_id id{};               // object, migration
+    const std::string* handler{}; // message: the handler's name
+    std::string args{};           // text: body of a JSON object
 };
 
 // One per thread that ever recorded an event; owned by the registry so that events of joined
@@ -68,9 +76,11 @@ thread_buffer& local_buffer() {
     return *tls_buffer;
 }
 
-void record(std::string name, const char* cat, char ph, double ts, double dur, int tid,
-            std::string args) {
-    local_buffer().events.push_back({std::move(name), cat, ph, ts, dur, tid, std::move(args)});
+event& record(const char* name, const std::string* name_s, const char* cat, char ph, args_kind kind,
+              double ts, double dur, int tid) {
+    auto& v = local_buffer().events;
+    v.push_back(event{name, name_s, cat, ph, kind, tid, ts, dur});
+    return v.back();
 }
 
 std::string escape(std::string_view s) {
@@ -89,11 +99,35 @@ std::string escape(std::string_view s) {
     return out;
 }
 
+std::string json_args(const event& e) {
+    switch (e.kind) {
+    case args_kind::text:
+        return e.args;
+    case args_kind::source:
+        return fmt::format(R"("source":{})", e.a);
+    case args_kind::object:
+        return fmt::format(R"("object":"{}")", json_id(e.id));
+    case args_kind::message:
+        return fmt::format(R"("peer":{},"bytes":{},"handler":"{}")", e.a, e.b,
+                           e.handler ? escape(*e.handler) : std::string());
+    case args_kind::migration:
+        return fmt::format(R"("object":"{}","from":{},"to":{})", json_id(e.id), e.a, e.b);
+    }
+    return {};
+}
+
 std::string to_json(const event& e, int pid) {
     return fmt::format(R"({{"name":"{}","cat":"{}","ph":"{}","ts":{:.3f},"dur":{:.3f},)"
                        R"("pid":{},"tid":{},{}"args":{{{}}}}})",
-                       escape(e.name), e.cat, e.ph, e.ts, e.dur, pid, e.tid,
-                       e.ph == 'i' ? R"("s":"t",)" : "", e.args);
+                       escape(e.name_s ? std::string_view(*e.name_s) : std::string_view(e.name)),
+                       e.cat, e.ph, e.ts, e.dur, pid, e.tid, e.ph == 'i' ? R"("s":"t",)" : "",
+                       json_args(e));
+}
+
+event meta(const char* name, int tid, std::string args) {
+    event e{name, nullptr, "__metadata", 'M', args_kind::text, tid, 0, 0};
+    e.args = std::move(args);
+    return e;
 }
 
 // This rank's events, comma-separated, with the process and thread names first.
@@ -109,16 +143,12 @@ std::string serialize_rank(int rank) {
     for (auto& b : g_registry)
         for (auto& e : b->events)
             tids.insert(e.tid);
-    add(to_json(
-        {"process_name", "__metadata", 'M', 0, 0, 0, fmt::format(R"("name":"rank {}")", rank)},
-        rank));
-    add(to_json(
-        {"process_sort_index", "__metadata", 'M', 0, 0, 0, fmt::format(R"("sort_index":{})", rank)},
-        rank));
+    add(to_json(meta("process_name", 0, fmt::format(R"("name":"rank {}")", rank)), rank));
+    add(to_json(meta("process_sort_index", 0, fmt::format(R"("sort_index":{})", rank)), rank));
     for (int t : tids)
-        add(to_json({"thread_name", "__metadata", 'M', 0, 0, t,
-                     t == g_progress_tid ? std::string(R"("name":"progress")")
-                                         : fmt::format(R"("name":"worker {}")", t)},
+        add(to_json(meta("thread_name", t,
+                         t == g_progress_tid ? std::string(R"("name":"progress")")
+                                             : fmt::format(R"("name":"worker {}")", t)),
                     rank));
     for (auto& b : g_registry) {
         for (auto& e : b->events)
@@ -273,45 +303,56 @@ std::string json_id(object_id id) {
     return fmt::format("{}:{}", id.creator, id.serial);
 }
 
-void note_handler(std::string_view name, int source, double begin_us, int tid) {
+void note_handler(const std::string& name, int source, double begin_us, int tid) {
     g_counters.handlers.fetch_add(1, std::memory_order_relaxed);
     if (tracing())
-        record(std::string(name), "handler", 'X', begin_us, observe_now_us() - begin_us, tid,
-               fmt::format(R"("source":{})", source));
+        record(nullptr, &name, "handler", 'X', args_kind::source, begin_us,
+               observe_now_us() - begin_us, tid)
+            .a = source;
 }
 
-void note_object_handler(std::string_view name, object_id id, double begin_us, int tid) {
+void note_object_handler(const std::string& name, object_id id, double begin_us, int tid) {
     g_counters.object_handlers.fetch_add(1, std::memory_order_relaxed);
     if (tracing())
-        record(std::string(name), "object_handler", 'X', begin_us, observe_now_us() - begin_us, tid,
-               fmt::format(R"("object":"{}")", json_id(id)));
+        record(nullptr, &name, "object_handler", 'X', args_kind::object, begin_us,
+               observe_now_us() - begin_us, tid)
+            .id = id;
 }
+
+namespace {
+void note_message(const char* name, int peer, std::uint64_t handler, std::size_t bytes) {
+    auto& e = record(name, nullptr, "message", 'i', args_kind::message, observe_now_us(), 0,
+                     observe_tid());
+    e.a = peer;
+    e.b = std::int64_t(bytes);
+    e.handler = &handler_name(handler);
+}
+} // namespace
 
 void note_send(int dest, std::uint64_t handler, std::size_t bytes) {
     g_counters.sent.fetch_add(1, std::memory_order_relaxed);
     g_counters.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
     if (tracing())
-        record("send", "message", 'i', observe_now_us(), 0, observe_tid(),
-               fmt::format(R"("peer":{},"bytes":{},"handler":"{}")", dest, bytes,
-                           escape(handler_name(handler))));
+        note_message("send", dest, handler, bytes);
 }
 
 void note_receive(int source, std::uint64_t handler, std::size_t bytes) {
     g_counters.received.fetch_add(1, std::memory_order_relaxed);
     g_counters.bytes_received.fetch_add(bytes, std::memory_order_relaxed);
     if (tracing())
-        record("receive", "message", 'i', observe_now_us(), 0, observe_tid(),
-               fmt::format(R"("peer":{},"bytes":{},"handler":"{}")", source, bytes,
-                           escape(handler_name(handler))));
+        note_message("receive", source, handler, bytes);
 }
 
 void note_migration(object_id id, int from, int to, bool out) {
     (out ? g_counters.migrations_out : g_counters.migrations_in)
         .fetch_add(1, std::memory_order_relaxed);
-    if (tracing())
-        record(out ? "migrate_out" : "migrate_in", "migration", 'i', observe_now_us(), 0,
-               observe_tid(),
-               fmt::format(R"("object":"{}","from":{},"to":{})", json_id(id), from, to));
+    if (tracing()) {
+        auto& e = record(out ? "migrate_out" : "migrate_in", nullptr, "migration", 'i',
+                         args_kind::migration, observe_now_us(), 0, observe_tid());
+        e.id = id;
+        e.a = from;
+        e.b = to;
+    }
 }
 
 void note_phase(double wall_us) {
@@ -320,7 +361,8 @@ void note_phase(double wall_us) {
 
 void note_lb(const char* name, const std::string& args) {
     if (tracing())
-        record(name, "lb", 'i', observe_now_us(), 0, observe_tid(), args);
+        record(name, nullptr, "lb", 'i', args_kind::text, observe_now_us(), 0, observe_tid()).args =
+            args;
 }
 
 } // namespace prema::detail
