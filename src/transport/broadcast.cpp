@@ -6,6 +6,7 @@
 #include <bit>
 
 #include "runtime/runtime_state.hpp"
+#include "transport/wire_check.hpp"
 
 namespace prema::detail {
 
@@ -22,15 +23,11 @@ void post_relay(int dest, std::int32_t root, std::uint64_t inner, std::span<cons
 }
 
 void on_relay(const incoming& in) {
-    byte_reader r(in.payload);
-    std::int32_t root = 0;
-    std::uint64_t inner = 0;
-    r.read(&root, sizeof root);
-    r.read(&inner, sizeof inner);
     auto& st = state();
-    if (root < 0 || root >= st.size)
-        throw wire_error("broadcast relay names root rank " + std::to_string(root));
-    auto body = r.rest();
+    auto parts = decode_relay(in.payload, st.size);
+    std::int32_t root = parts.root;
+    std::uint64_t inner = parts.inner;
+    auto body = parts.body;
     int relative = (st.rank - root + st.size) % st.size;
     std::uint32_t step = relative == 0 ? 1 : std::bit_ceil(std::uint32_t(relative) + 1);
     for (; relative + step < std::uint32_t(st.size); step <<= 1)
@@ -48,6 +45,17 @@ std::uint64_t relay_id() {
 }
 
 } // namespace
+
+relay_parts decode_relay(std::span<const std::byte> payload, int ranks) {
+    byte_reader r(payload);
+    relay_parts p;
+    r.read(&p.root, sizeof p.root);
+    r.read(&p.inner, sizeof p.inner);
+    if (p.root < 0 || p.root >= ranks)
+        throw wire_error("broadcast relay names root rank " + std::to_string(p.root));
+    p.body = r.rest();
+    return p;
+}
 
 void start_broadcast(std::uint64_t inner, byte_writer& payload) {
     auto& st = state();

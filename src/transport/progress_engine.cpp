@@ -9,6 +9,7 @@
 
 #include "prema/error.hpp"
 #include "runtime/observe.hpp"
+#include "transport/wire_check.hpp"
 
 namespace prema::detail {
 
@@ -174,30 +175,10 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     int source = status.MPI_SOURCE;
     auto& h = m->header();
     m->peer = source;
-    if (std::size_t(count) < sizeof(wire_header))
-        return reject(
-            m, source,
-            fmt::format("truncated header: {} bytes, a header has {}", count, sizeof(wire_header)));
-    if (h.magic != wire_magic)
-        return reject(
-            m, source,
-            fmt::format("garbled header: magic {:#x} is not PREMA's {:#x}", h.magic, wire_magic));
-    if (h.source != source)
-        return reject(m, source,
-                      fmt::format("garbled header: claims to come from rank {}", h.source));
-    if (h.payload_bytes > cfg_.max_message_bytes)
-        return reject(m, source,
-                      fmt::format("payload of {} bytes is above --prema-max-message-bytes={}",
-                                  h.payload_bytes, cfg_.max_message_bytes));
-    if (!(h.flags & flag_split)) {
-        if (h.payload_bytes != std::uint64_t(count) - sizeof(wire_header))
-            return reject(m, source,
-                          fmt::format("garbled header: says {} payload bytes, carries {}",
-                                      h.payload_bytes, count - int(sizeof(wire_header))));
+    if (auto why = check_header(h, count, source, cfg_); !why.empty())
+        return reject(m, source, why);
+    if (!(h.flags & flag_split))
         return count_received(m);
-    }
-    if (std::size_t(count) != sizeof(wire_header) || h.payload_tag < first_payload_tag)
-        return reject(m, source, "garbled split-phase header");
     m->large.resize(h.payload_bytes);
     add_op(m, true);
     MPI_Irecv(m->large.data(), int(h.payload_bytes), MPI_BYTE, source, h.payload_tag, comm_,

@@ -26,6 +26,7 @@
 #include "prema/config.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/termination.hpp"
+#include "transport/wire_check.hpp"
 
 namespace prema::detail {
 
@@ -95,7 +96,7 @@ class progress_engine {
   private:
     static constexpr int tag_header = 1;
     static constexpr std::size_t max_sends_in_flight = 256;
-    static constexpr int first_payload_tag = 2;
+    static constexpr int first_payload_tag = wire_first_payload_tag;
 
     struct op {
         message* msg;

@@ -26,6 +26,18 @@ std::uint64_t add_pending_call(pending_call* call);
 // Decodes the exception part of an error reply.
 std::exception_ptr read_remote_error(int source, byte_reader& r);
 
+// Decodes a reply: a status byte, then the value into `value` (an optional<R>, unused for
+// void) or the remote exception into `error`. Throws wire_error when garbled.
+template <class R, class Value>
+void read_reply(int source, byte_reader& r, std::exception_ptr& error, Value& value) {
+    std::uint8_t status = 1;
+    r.read(&status, 1);
+    if (status != 0)
+        error = read_remote_error(source, r);
+    else if constexpr (!std::is_void_v<R>)
+        value.emplace(read_value<R>(r));
+}
+
 // The request is serialized when the awaiter is made. A call that is never awaited is still
 // delivered (as a send, its result dropped), so that object sequence numbers have no gaps.
 template <class R> class call_awaiter : pending_call {
@@ -69,12 +81,7 @@ template <class R> class call_awaiter : pending_call {
     static void on_reply(pending_call* p, int source, byte_reader& r) {
         auto* self = static_cast<call_awaiter*>(p);
         try {
-            std::uint8_t status = 1;
-            r.read(&status, 1);
-            if (status != 0)
-                self->error_ = read_remote_error(source, r);
-            else if constexpr (!std::is_void_v<R>)
-                self->value_.emplace(read_value<R>(r));
+            read_reply<R>(source, r, self->error_, self->value_);
         } catch (...) {
             self->error_ = std::current_exception();
         }

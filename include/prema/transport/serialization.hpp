@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -109,6 +110,7 @@ class input_archive : public cereal::InputArchive<input_archive, cereal::AllowEm
         : cereal::InputArchive<input_archive, cereal::AllowEmptyClassElision>(this), r_(r) {}
     void loadBinary(void* p, std::size_t n) { r_.read(p, n); }
     std::size_t remaining() const noexcept { return r_.remaining(); }
+    bool load_bool();
 
   private:
     byte_reader& r_;
@@ -119,9 +121,25 @@ std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_SAVE_FUNCTION_NAME(output_archi
                                                                     const T& t) {
     ar.saveBinary(std::addressof(t), sizeof(t));
 }
+// A bool travels as one byte, 0 or 1; any other byte would be undefined behaviour once loaded.
+inline bool read_bool(byte_reader& r) {
+    static_assert(sizeof(bool) == 1);
+    std::uint8_t b = 0;
+    r.read(&b, 1);
+    if (b > 1)
+        throw wire_error("garbled payload: bool of value " + std::to_string(b));
+    return b == 1;
+}
+inline bool input_archive::load_bool() {
+    return read_bool(r_);
+}
+
 template <class T>
 std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_LOAD_FUNCTION_NAME(input_archive& ar, T& t) {
-    ar.loadBinary(std::addressof(t), sizeof(t));
+    if constexpr (std::is_same_v<T, bool>)
+        t = ar.load_bool();
+    else
+        ar.loadBinary(std::addressof(t), sizeof(t));
 }
 template <class Archive, class T>
 CEREAL_ARCHIVE_RESTRICT(input_archive, output_archive)
@@ -173,7 +191,9 @@ template <class T> void write_value(byte_writer& w, const T& v) {
 }
 
 template <class T> T read_value(byte_reader& r) {
-    if constexpr (is_bitwise<T>) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return read_bool(r);
+    } else if constexpr (is_bitwise<T>) {
         alignas(T) std::byte raw[sizeof(T)];
         r.read(raw, sizeof(T));
         T v;

@@ -1,0 +1,75 @@
+// The object layer's wire decoders (see wire_decode.hpp). No MPI, no runtime state: the
+// fuzzer and the unit tests call them directly.
+#include "objects/wire_decode.hpp"
+
+#include <fmt/format.h>
+
+#include "prema/error.hpp"
+
+namespace prema::detail {
+
+namespace {
+
+object_entry read_entry(byte_reader& r) {
+    object_entry e;
+    r.read(&e.header, sizeof e.header);
+    r.read(&e.token, sizeof e.token);
+    std::uint64_t n = 0;
+    r.read(&n, sizeof n);
+    if (n > r.remaining())
+        throw wire_error("migration payload: entry of " + std::to_string(n) + " bytes truncated");
+    e.payload.resize(n);
+    r.read(e.payload.data(), n);
+    return e;
+}
+
+} // namespace
+
+object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token) {
+    byte_reader r(payload);
+    object_entry e;
+    r.read(&e.header, sizeof e.header);
+    e.token = token;
+    auto rest = r.rest();
+    e.payload.assign(rest.begin(), rest.end());
+    return e;
+}
+
+decoded_install decode_install(std::span<const std::byte> payload) {
+    byte_reader r(payload);
+    auto rec = std::make_shared<object_record>();
+    std::uint64_t type_id = 0;
+    decoded_install d;
+    r.read(&rec->id, sizeof rec->id);
+    r.read(&type_id, sizeof type_id);
+    r.read(&rec->moves, sizeof rec->moves);
+    r.read(&d.reply_to, sizeof d.reply_to);
+    r.read(&d.token, sizeof d.token);
+    rec->type = find_object_type(type_id);
+    if (!rec->type)
+        throw wire_error(fmt::format("migration of {} names unknown type id {:#x}",
+                                     fmt::format("object <{}:{}>", rec->id.creator, rec->id.serial),
+                                     type_id));
+    std::uint32_t n = 0;
+    r.read(&n, sizeof n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::int32_t origin = 0;
+        std::uint64_t seq = 0;
+        r.read(&origin, sizeof origin);
+        r.read(&seq, sizeof seq);
+        rec->expected[origin] = seq;
+    }
+    r.read(&n, sizeof n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        auto e = read_entry(r);
+        rec->early.emplace(std::pair(e.header.origin, e.header.seq), std::move(e));
+    }
+    r.read(&n, sizeof n);
+    for (std::uint32_t i = 0; i < n; ++i)
+        rec->ready.push_back(read_entry(r));
+    rec->object = rec->type->load(r);
+    d.record = std::move(rec);
+    return d;
+}
+
+} // namespace prema::detail

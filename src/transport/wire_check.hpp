@@ -1,0 +1,30 @@
+// Pure checks and decoders of wire data, callable without MPI (the fuzzer and unit tests use
+// them; the progress engine and the handlers do too).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "prema/config.hpp"
+#include "prema/transport/message.hpp"
+
+namespace prema::detail {
+
+// Split-phase payloads travel on MPI tags from this one up (lower tags carry headers).
+inline constexpr int wire_first_payload_tag = 2;
+
+// Why a received header of `byte_count` bytes from rank `source` must be rejected, or empty
+// when it is valid. Reads header fields only once `byte_count` covers the header.
+std::string check_header(const wire_header& h, int byte_count, int source, const config& cfg);
+
+// A broadcast relay: [root, inner handler id, inner payload]. Throws wire_error when short or
+// when `root` is not a rank of a world of `ranks` ranks.
+struct relay_parts {
+    std::int32_t root = 0;
+    std::uint64_t inner = 0;
+    std::span<const std::byte> body;
+};
+relay_parts decode_relay(std::span<const std::byte> payload, int ranks);
+
+} // namespace prema::detail
