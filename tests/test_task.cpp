@@ -164,6 +164,15 @@ prema::task<int> hold(std::shared_ptr<int> p) {
     co_return *p;
 }
 
+// GCC does not compile the symmetric-transfer resume into a tail call when ASan or TSan
+// instrument the code, so the two million-deep "constant stack" cases overflow the small stack
+// there: they only hold for uninstrumented builds and are skipped in sanitizer builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 prema::task<int> sync_child(int i) {
     co_return i & 1;
 }
@@ -315,14 +324,14 @@ TEST_SUITE("task") {
         CHECK(sync_wait(catch_child()) == 7);
     }
 
-    TEST_CASE("symmetric transfer: 1,000,000 synchronous children in a loop use constant stack") {
+    TEST_CASE("symmetric transfer: 1,000,000 synchronous children in a loop use constant stack" * doctest::skip(kSanitized)) {
         on_small_stack([] {
             CHECK(sync_wait(loop_children(1'000'000)) == 500'000);
             CHECK(sync_wait(loop_void_children(1'000'000)) == 1'000'000);
         });
     }
 
-    TEST_CASE("symmetric transfer: a recursive chain 1,000,000 deep uses constant stack") {
+    TEST_CASE("symmetric transfer: a recursive chain 1,000,000 deep uses constant stack" * doctest::skip(kSanitized)) {
         on_small_stack([] {
             CHECK(sync_wait(recurse(1'000'000)) == 1'000'000);
             int leaves = 0;

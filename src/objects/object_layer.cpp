@@ -2,6 +2,7 @@
 // delivery, access privileges, migration and destruction.
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -361,6 +362,9 @@ void on_install(const incoming& in) {
     record_ptr rec = std::move(decoded.record);
     std::int32_t reply_to = decoded.reply_to;
     std::uint64_t token = decoded.token;
+    // A rank that never created an object but receives one by migration must still free it
+    // at shutdown (LeakSanitizer found the installed objects leaked).
+    hook_shutdown();
     layer().dir.set_local(rec->id, rank(), rec, rec->moves);
     std::vector<object_entry> early_birds;
     {
@@ -409,7 +413,10 @@ std::uint64_t update_id() {
 }
 
 // Frees this rank's objects when the runtime that holds them shuts down.
+// Called from worker threads (object creation, migration arrival): serialised by a mutex.
 void hook_shutdown() {
+    static std::mutex m;
+    std::lock_guard lock(m);
     auto& st = state();
     if (layer().hooked == &st)
         return;

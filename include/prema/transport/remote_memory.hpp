@@ -37,7 +37,10 @@ namespace detail {
 using raw_bytes = std::vector<unsigned char>;
 
 inline void put_bytes(std::uint64_t address, raw_bytes bytes) {
-    std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
+    // An empty put has bytes.data() == nullptr: memcpy from a null pointer is undefined even
+    // for 0 bytes (UBSan: "null pointer passed as argument 2").
+    if (!bytes.empty())
+        std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
 }
 inline raw_bytes get_bytes(std::uint64_t address, std::uint64_t n) {
     auto p = reinterpret_cast<const unsigned char*>(address);
