@@ -357,6 +357,8 @@ void on_message(const incoming& in) {
     route(decode_object_message(in.payload, in.token));
 }
 
+void hook_shutdown();
+
 void on_install(const incoming& in) {
     auto decoded = decode_install(in.payload);
     record_ptr rec = std::move(decoded.record);
