@@ -25,6 +25,25 @@
 #include "runtime/log.hpp"
 #include "transport/fault_injection.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+namespace {
+// Suspends for ever. The frame is leaked on purpose (see the quiescent entry below), so in
+// ASan builds it is shown to LeakSanitizer, which then also reaches the runtime's entry frame
+// through the continuation it holds.
+struct suspend_forever {
+    bool await_ready() const noexcept { return false; }
+    void await_suspend([[maybe_unused]] std::coroutine_handle<> h) const noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+        __lsan_ignore_object(h.address());
+#endif
+    }
+    void await_resume() const noexcept {}
+};
+} // namespace
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -558,7 +577,7 @@ TEST_CASE("a handler that throws in a send is logged and fails its rank's run") 
         // run() reports it instead of hanging. (The suspended frame is leaked.)
         rc = rt.run([&]() -> prema::task<> {
             if (me == 0)
-                co_await std::suspend_always{};
+                co_await suspend_forever{};
         });
         CHECK(rc == (me == 0 ? 1 : 0));
         log = captured().take();

@@ -61,7 +61,8 @@ template <class T> task<> get(remote_ptr<T> src, std::span<std::remove_const_t<T
                   "prema::get copies bytes: T must be trivially copyable");
     auto bytes = co_await call(src.rank, fn<&detail::get_bytes>, src.address,
                                std::uint64_t(dst.size_bytes()));
-    std::memcpy(dst.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) // an empty get may have null pointers on both sides (UB in memcpy)
+        std::memcpy(dst.data(), bytes.data(), bytes.size());
 }
 
 } // namespace prema
