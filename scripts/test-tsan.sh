@@ -17,4 +17,5 @@ if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 # Sanitizer builds give every test three times its normal timeout (tests/CMakeLists.txt).
-ctest --test-dir "$build" --output-on-failure -j 1 "$@"
+# install_consumer (an uninstrumented outside project) cannot link a sanitized libprema.a.
+ctest --test-dir "$build" --output-on-failure -j 1 -E '^install_consumer$' "$@"

@@ -35,7 +35,9 @@ if [ "${PREMA_SKIP_ASAN:-0}" != 1 ]; then
   cmake -S "$root" -B "$asan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREMA_SANITIZE=address,undefined
   cmake --build "$asan_build" -j "$(nproc)"
   asan_status=0
-  ctest --test-dir "$asan_build" --output-on-failure -j 1 || asan_status=$?
+  # install_consumer links an uninstrumented outside project against the installed library,
+  # which cannot work with a sanitized libprema.a; the normal suite above covers it.
+  ctest --test-dir "$asan_build" --output-on-failure -j 1 -E '^install_consumer$' || asan_status=$?
   if [ "$asan_status" -ne 0 ]; then
     echo "test.sh: ASan+UBSan ctest failed (exit status $asan_status)" >&2
     status=$asan_status
