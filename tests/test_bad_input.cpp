@@ -103,22 +103,6 @@ capture_sink& captured() {
     return *sink;
 }
 
-// Expectations evaluated inside the entry coroutine, reported on the main thread afterwards.
-struct checker {
-    std::vector<std::string> failures;
-    bool done = false;
-    void operator()(bool ok, const std::string& what) {
-        if (!ok)
-            failures.push_back(what);
-    }
-};
-
-void report(const checker& c) {
-    for (const auto& f : c.failures)
-        FAIL_CHECK(f);
-    CHECK(c.done);
-}
-
 // Sets `var` to "<exception type>: what()" for what `co_await (...)` throws, or to "no
 // exception". A macro, because the exception may come from building the awaitable (a call's
 // arguments are checked then) as well as from awaiting it.

@@ -1,6 +1,10 @@
 // Helpers the multi-rank tests share; they work outside a runtime phase, on MPI_COMM_WORLD.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
 #include <mpi.h>
 
 inline int world_rank() {
@@ -13,4 +17,21 @@ inline int world_size() {
     int n = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     return n;
+}
+
+// Expectations evaluated inside the entry coroutine (on worker threads), reported by doctest
+// on the main thread once run() has returned. `done` proves the entry ran to its end.
+struct checker {
+    std::vector<std::string> failures;
+    bool done = false;
+    void operator()(bool ok, const std::string& what) {
+        if (!ok)
+            failures.push_back(what);
+    }
+};
+
+inline void report(const checker& c) {
+    for (const auto& f : c.failures)
+        FAIL_CHECK(f);
+    CHECK(c.done);
 }

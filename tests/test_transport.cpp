@@ -49,23 +49,6 @@ long long sum_over_ranks(long long v) {
     return s;
 }
 
-// Expectations evaluated inside the entry coroutine (on worker threads), reported by doctest
-// on the main thread once run() has returned. `done` proves the entry ran to its end.
-struct checker {
-    std::vector<std::string> failures;
-    bool done = false;
-    void operator()(bool ok, const std::string& what) {
-        if (!ok)
-            failures.push_back(what);
-    }
-};
-
-void report(const checker& c) {
-    for (const auto& f : c.failures)
-        FAIL_CHECK(f);
-    CHECK(c.done);
-}
-
 // A byte pattern that does not repeat with a short period; `seed` tells payloads apart.
 char pattern_byte(std::size_t i, std::size_t seed) {
     return char((i * 131 + (i >> 8) * 7 + seed * 17) & 0xff);
