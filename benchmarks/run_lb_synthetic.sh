@@ -11,24 +11,13 @@
 # mpirun options), SKIP_PREEMPTION=1 to run only the main configuration.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD_DIR:-build-bench}"
-[[ "$build" = /* ]] || build="$root/$build"
-results="$root/benchmarks/results"
-mpirun="${MPIRUN:-mpirun}"
-
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
-fi
-cmake --build "$build" --target lb_synthetic -j "$(nproc)"
+# shellcheck source=benchmarks/bench_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_env.sh"
+bench_build lb_synthetic
 bin="$build/benchmarks/lb_synthetic/lb_synthetic"
 
-mkdir -p "$results"
 # More ranks than cores: oversubscribe, and let the OS move ranks between cores.
-launch=(--oversubscribe --bind-to none)
-if [[ "$(id -u)" = 0 ]]; then
-    launch+=(--allow-run-as-root)
-fi
+launch=(--oversubscribe --bind-to none "${as_root[@]}")
 
 # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
 "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 8 "$bin" --all --work sleep \
@@ -40,18 +29,7 @@ if [[ "${SKIP_PREEMPTION:-0}" != 1 ]]; then
         --json "$results/lb_preemption.json" | tee "$results/lb_preemption.txt"
 fi
 
-# The first python3 with matplotlib draws the plot; without one, the script says so.
-python=""
-for py in python3 /usr/bin/python3; do
-    if command -v "$py" > /dev/null && "$py" -c "import matplotlib" 2> /dev/null; then
-        python="$py"
-        break
-    fi
-done
-if [[ -z "$python" ]] && command -v python3 > /dev/null; then
-    python=python3
-fi
-if [[ -n "$python" ]]; then
-    "$python" "$root/benchmarks/plot_lb.py" "$results/lb_synthetic.json" \
+if [[ -n "$plot_with" ]]; then
+    "$plot_with" "$root/benchmarks/plot_lb.py" "$results/lb_synthetic.json" \
         "$results/lb_synthetic.png"
 fi
