@@ -105,10 +105,9 @@ template <class H> struct object_handler_id {
         register_object_handler(typeid(H).name(), &object_invoke<H>, object_traits<H>::mode);
 };
 
+// Writes `args` as object handler H's parameters after the object.
 template <class H, class... A> void write_object_args(byte_writer& w, A&&... args) {
-    [&]<class... P>(type_list<P...>) {
-        write_args<P...>(w, std::forward<A>(args)...);
-    }(typename object_traits<H>::args{});
+    write_as(typename object_traits<H>::args{}, w, std::forward<A>(args)...);
 }
 
 } // namespace detail

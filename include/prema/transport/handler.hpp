@@ -177,11 +177,14 @@ template <class H> void invoke(const incoming& in) {
     invoke<H>(in, typename callable_traits<H>::params{});
 }
 
+// Writes `args` as the parameter types `P...`.
+template <class... P, class... A> void write_as(type_list<P...>, byte_writer& w, A&&... args) {
+    write_args<P...>(w, std::forward<A>(args)...);
+}
+
 // Writes `args` as handler H's parameters.
 template <class H, class... A> void write_handler_args(byte_writer& w, A&&... args) {
-    [&]<class... P>(type_list<P...>) {
-        write_args<P...>(w, std::forward<A>(args)...);
-    }(typename callable_traits<H>::params{});
+    write_as(typename callable_traits<H>::params{}, w, std::forward<A>(args)...);
 }
 
 } // namespace detail
