@@ -1,0 +1,139 @@
+#include "cli.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+
+#include <mpi.h>
+
+#include <prema/error.hpp>
+#include <prema/version.hpp>
+
+namespace example {
+namespace {
+
+std::string shown(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+} // namespace
+
+cli::cli(std::string program, std::string description)
+    : program_(std::move(program)), description_(std::move(description)) {}
+
+void cli::add(const std::string& name, const std::string& meta, const std::string& help, int& v,
+              long lo, long hi) {
+    options_.push_back({name, meta, help, std::to_string(v), [&v, name, lo, hi](auto& s) {
+                            char* end = nullptr;
+                            long x = std::strtol(s.c_str(), &end, 10);
+                            if (s.empty() || *end || x < lo || x > hi)
+                                throw prema::usage_error(
+                                    name + ": '" + s + "' is not an integer in " +
+                                    std::to_string(lo) + ".." + std::to_string(hi));
+                            v = int(x);
+                        }});
+}
+
+void cli::add(const std::string& name, const std::string& meta, const std::string& help, double& v,
+              double lo, double hi) {
+    options_.push_back({name, meta, help, shown(v), [&v, name, lo, hi](auto& s) {
+                            char* end = nullptr;
+                            double x = std::strtod(s.c_str(), &end);
+                            if (s.empty() || *end || !(x >= lo && x <= hi))
+                                throw prema::usage_error(name + ": '" + s +
+                                                         "' is not a number in " + shown(lo) +
+                                                         ".." + shown(hi));
+                            v = x;
+                        }});
+}
+
+void cli::add(const std::string& name, const std::string& meta, const std::string& help,
+              std::string& v) {
+    options_.push_back({name, meta, help, v, [&v](auto& s) { v = s; }});
+}
+
+void cli::add_flag(const std::string& name, const std::string& help, bool& v) {
+    options_.push_back({name, "", help, "", [&v](auto&) { v = true; }});
+}
+
+bool cli::parse(int argc, char** argv) const {
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i], value;
+        bool has_value = false;
+        if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = a.substr(eq + 1);
+            a.resize(eq);
+            has_value = true;
+        }
+        if (a == "--help" || a == "-h")
+            return false;
+        const option* o = nullptr;
+        for (auto& candidate : options_)
+            if (candidate.name == a)
+                o = &candidate;
+        if (!o)
+            throw prema::usage_error("unknown option '" + a + "' (see --help)");
+        if (o->meta.empty() && has_value)
+            throw prema::usage_error(a + " takes no value");
+        if (!o->meta.empty() && !has_value) {
+            if (i + 1 >= argc)
+                throw prema::usage_error(a + " needs a value (" + o->meta + ")");
+            value = argv[++i];
+        }
+        o->set(value);
+    }
+    return true;
+}
+
+std::string cli::usage() const {
+    std::string u = "usage: mpirun [--oversubscribe] -np P " + program_ +
+                    " [options] [--prema-* runtime options]\n\n" + description_ + "\n\n";
+    for (auto& o : options_) {
+        std::string left = "  " + o.name + (o.meta.empty() ? "" : " " + o.meta);
+        left.resize(std::max<std::size_t>(left.size() + 1, 26), ' ');
+        u += left + o.help;
+        if (!o.meta.empty() && !o.shown_default.empty())
+            u += " (default " + o.shown_default + ")";
+        u += "\n";
+    }
+    u += "  --help                  this text\n\nRuntime options (--prema-workers, --prema-lb, "
+         "...): see README.md \"Runtime options\".\n";
+    return u;
+}
+
+int main(int argc, char** argv, const cli& options,
+         const std::function<int(const prema::config&)>& body) {
+    int provided = 0, rank = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rc = 0;
+    prema::config cfg;
+    bool run = false;
+    try {
+        cfg = prema::config::from_args(argc, argv);
+        run = options.parse(argc, argv) && !cfg.show_version;
+        if (cfg.show_version && rank == 0)
+            std::printf("prema %s\n", prema::version());
+        else if (!run && rank == 0)
+            std::fputs(options.usage().c_str(), stdout);
+    } catch (const prema::usage_error& e) {
+        if (rank == 0)
+            std::fprintf(stderr, "%s: %s\n", options.program().c_str(), e.what());
+        rc = 2;
+    }
+    if (run) {
+        try {
+            rc = body(cfg);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: rank %d: %s\n", options.program().c_str(), rank, e.what());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    MPI_Finalize();
+    return rc;
+}
+
+} // namespace example

@@ -1,0 +1,95 @@
+// heat2d: the 2-D heat equation on a grid split into blocks of rows, stepped explicitly for a
+// fixed number of steps, in PREMA (blocks are mobile objects exchanging edge rows by messages,
+// heat2d_prema.cpp) and in plain MPI (heat2d_mpi.cpp) in the same run. Prints both times and
+// checksums; fails if the checksums differ in any bit.
+//
+//   mpirun -np 2 ./heat2d [--blocks 8 --block-rows 512 --cols 512 --steps 200] [--json FILE]
+//   (--help lists every option; --prema-* runtime options apply to the PREMA run)
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <tuple>
+
+#include <mpi.h>
+#include <prema/prema.hpp>
+
+#include "../common/cli.hpp"
+#include "../common/json.hpp"
+#include "versions.hpp"
+
+int main(int argc, char** argv) {
+    heat2d::problem p;
+    std::string run = "both", json_path;
+    int repeat = 1;
+    example::cli cli("heat2d", "2-D heat equation over blocks of rows: PREMA (blocks are mobile "
+                               "objects exchanging edge\nrows by messages) against the same "
+                               "computation in plain MPI. Prints both times and the\nchecksum "
+                               "(per-block sums of squares added in block order); fails if the "
+                               "versions "
+                               "disagree.");
+    cli.add("--cols", "N", "grid width", p.cols, 1, 1 << 20);
+    cli.add("--block-rows", "N", "rows per block", p.block_rows, 1, 1 << 20);
+    cli.add("--blocks", "N", "blocks (at least one per rank)", p.blocks, 1, 1 << 20);
+    cli.add("--steps", "N", "time steps", p.steps, 1, 1 << 30);
+    cli.add("--alpha", "X", "diffusion number k dt / h^2", p.alpha, 0.0, 0.25);
+    cli.add("--run", "WHICH", "prema, mpi or both", run);
+    cli.add("--repeat", "N", "run each version N times, alternating; report the fastest", repeat, 1,
+            1000);
+    cli.add("--json", "FILE", "also write the figures as JSON", json_path);
+    return example::main(argc, argv, cli, [&](const prema::config& cfg) {
+        int me = 0, ranks = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+        if (run != "prema" && run != "mpi" && run != "both")
+            throw prema::usage_error("--run: expected prema, mpi or both, not '" + run + "'");
+        if (p.blocks < ranks)
+            throw prema::usage_error("--blocks " + std::to_string(p.blocks) + " is fewer than " +
+                                     std::to_string(ranks) + " ranks");
+        bool do_mpi = run != "prema", do_prema = run != "mpi";
+        heat2d::outcome by_mpi{1e300, 0}, by_prema{1e300, 0};
+        for (int i = 0; i < repeat; ++i) {
+            if (do_mpi) {
+                auto o = heat2d::run_mpi(p);
+                by_mpi = {std::min(by_mpi.seconds, o.seconds), o.checksum};
+            }
+            if (do_prema) {
+                auto o = heat2d::run_prema(p, cfg);
+                by_prema = {std::min(by_prema.seconds, o.seconds), o.checksum};
+            }
+        }
+        if (me != 0)
+            return 0;
+        std::printf("heat2d: %d blocks of %d x %d (grid %ld x %d), %d steps, alpha %g; %d ranks, "
+                    "PREMA with %d worker(s), %s progress\n",
+                    p.blocks, p.block_rows, p.cols, long(p.blocks) * p.block_rows, p.cols, p.steps,
+                    p.alpha, ranks, cfg.workers, prema::to_string(cfg.progress).c_str());
+        std::printf("%-8s %10s %12s  %s\n", "version", "time s", "ms / step", "checksum");
+        example::json out;
+        out.set("ranks", ranks).set("workers", cfg.workers);
+        out.set("progress", prema::to_string(cfg.progress));
+        out.set("blocks", p.blocks).set("block_rows", p.block_rows).set("cols", p.cols);
+        out.set("steps", p.steps).set("alpha", p.alpha).set("repeat", repeat);
+        for (auto [name, o, on] :
+             {std::tuple{"mpi", by_mpi, do_mpi}, {"prema", by_prema, do_prema}}) {
+            if (!on)
+                continue;
+            std::printf("%-8s %10.4f %12.4f  %.17g\n", name, o.seconds, 1e3 * o.seconds / p.steps,
+                        o.checksum);
+            out.set(std::string(name) + "_s", o.seconds);
+            out.set(std::string(name) + "_checksum", o.checksum);
+        }
+        int rc = 0;
+        if (do_mpi && do_prema) {
+            double overhead = by_prema.seconds / by_mpi.seconds - 1;
+            bool same = by_prema.checksum == by_mpi.checksum;
+            std::printf("PREMA overhead: %+.1f%% (target < 10%%); checksums %s\n", 100 * overhead,
+                        same ? "identical" : "DIFFER");
+            out.set("overhead", overhead).set("checksums_identical", same);
+            rc = same ? 0 : 1;
+        }
+        std::printf("checksum: %.17g\n", do_mpi ? by_mpi.checksum : by_prema.checksum);
+        if (!json_path.empty() && !out.write(json_path))
+            rc = 1;
+        return rc;
+    });
+}

@@ -1,0 +1,139 @@
+// heat2d in PREMA. Each block of rows is a mobile object. After every step a block sends its
+// edge rows to its neighbours (prema::send to their mobile pointers, wherever they live), and a
+// block steps as soon as it holds both ghost rows of its current step: blocks advance on their
+// own, without a barrier per step, and a block that waits leaves its worker to another block.
+// A neighbour is never more than one step ahead (it needs this block's rows to go on), so a
+// block keeps at most two steps' ghost rows per side.
+//
+// The entry coroutine runs the steps in segments: it tells every block how far to go and waits
+// for quiescence, at which point every block has done exactly `done` steps and no message is in
+// flight. The top of that loop is the one place between steps (progress is reported there).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+
+#include <mpi.h>
+#include <prema/prema.hpp>
+
+#include "../common/progress.hpp"
+#include "versions.hpp"
+
+namespace heat2d {
+namespace {
+
+struct block {
+    int index = 0;
+    std::int64_t step = 0;   // steps done
+    std::int64_t target = 0; // step to stop at (the end of the entry's current segment)
+    std::int64_t steps = 0;  // the run's last step: no edge rows are sent after it
+    double alpha = 0;
+    prema::mobile_ptr<block> up, down; // null at the top and bottom of the grid
+    tile cells;
+    // Edge rows received from neighbours, for [side * 2 + step % 2], and their step (-1: none).
+    std::array<std::vector<double>, 4> ghost;
+    std::array<std::int64_t, 4> ghost_step{-1, -1, -1, -1};
+    std::vector<double> scratch; // the next state's storage, not part of the state
+
+    block() = default;
+    block(int i, problem p) : index(i), steps(p.steps), alpha(p.alpha), cells(p, i) {}
+
+    bool has(int side) const {
+        return !(side == 0 ? up : down) || ghost_step[std::size_t(side * 2 + step % 2)] == step;
+    }
+
+    template <class Archive> void serialize(Archive& ar) {
+        ar(index, step, target, steps, alpha, up, down, cells, ghost, ghost_step);
+    }
+};
+
+prema::task<> on_edge(block& b, std::int64_t step, int side, std::vector<double> row);
+
+// Sends this block's edge rows of its current step to its neighbours.
+prema::task<> send_edges(block& b) {
+    if (b.up)
+        co_await prema::send(b.up, prema::fn<&on_edge>, b.step, 1, b.cells.edge(0));
+    if (b.down)
+        co_await prema::send(b.down, prema::fn<&on_edge>, b.step, 0, b.cells.edge(1));
+}
+
+// Steps while the ghost rows are there and the segment is not done.
+prema::task<> advance(block& b) {
+    while (b.step < b.target && b.has(0) && b.has(1)) {
+        for (int side = 0; side < 2; ++side)
+            if (side == 0 ? b.up : b.down)
+                b.cells.set_ghost(side, b.ghost[std::size_t(side * 2 + b.step % 2)].data());
+        b.cells.step(b.alpha, b.scratch);
+        ++b.step;
+        if (b.step < b.steps)
+            co_await send_edges(b);
+    }
+}
+
+prema::task<> on_edge(block& b, std::int64_t step, int side, std::vector<double> row) {
+    std::size_t slot = std::size_t(side * 2 + step % 2);
+    b.ghost[slot] = std::move(row);
+    b.ghost_step[slot] = step;
+    co_await advance(b);
+}
+
+prema::task<> connect(block& b, prema::mobile_ptr<block> up, prema::mobile_ptr<block> down) {
+    b.up = up;
+    b.down = down;
+    co_await send_edges(b);
+}
+
+prema::task<> run_until(block& b, std::int64_t target) {
+    b.target = target;
+    co_await advance(b);
+}
+
+double block_sum(const block& b) {
+    return b.cells.sum_of_squares();
+}
+
+} // namespace
+
+outcome run_prema(const problem& p, const prema::config& cfg) {
+    outcome out;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    int rc = rt.run([&]() -> prema::task<> {
+        int me = prema::rank();
+        std::vector<prema::mobile_ptr<block>> blocks;
+        if (me == 0) {
+            for (int b = 0; b < p.blocks; ++b)
+                blocks.push_back(co_await prema::create<block>(p.owner(b, prema::ranks()), b, p));
+            for (std::size_t b = 0; b < blocks.size(); ++b)
+                co_await prema::send(blocks[b], prema::fn<&connect>,
+                                     b > 0 ? blocks[b - 1] : prema::mobile_ptr<block>{},
+                                     b + 1 < blocks.size() ? blocks[b + 1]
+                                                           : prema::mobile_ptr<block>{});
+        }
+        co_await prema::quiescence();               // every block placed, step-0 edges delivered
+        auto t0 = std::chrono::steady_clock::now(); // no MPI inside a phase
+        example::progress shown("heat2d prema: step");
+        // Ten segments: progress every tenth of the run, at the cost of ten global waits.
+        std::int64_t segment = std::max(1, p.steps / 10);
+        for (std::int64_t done = 0; done < p.steps;) {
+            // Between steps: every block has done `done` steps, nothing is in flight.
+            std::int64_t next = std::min<std::int64_t>(p.steps, done + segment);
+            for (auto& b : blocks)
+                co_await prema::send(b, prema::fn<&run_until>, next);
+            co_await prema::quiescence();
+            done = next;
+            if (me == 0)
+                shown.report(done, p.steps);
+        }
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::vector<double> sums;
+        for (auto& b : blocks)
+            sums.push_back(co_await prema::call(b, prema::fn<&block_sum>));
+        out.checksum = checksum(sums);
+    });
+    if (rc != 0)
+        throw std::runtime_error("the PREMA run failed (see the log above)");
+    return out;
+}
+
+} // namespace heat2d
