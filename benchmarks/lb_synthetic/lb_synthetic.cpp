@@ -80,7 +80,10 @@
 #include <prema/lb/scheduler.hpp>
 #include <prema/prema.hpp>
 
+#include "cli.hpp"
 #include "coro/worker_pool.hpp" // the calling thread's worker index (benchmark-only peek)
+#include "policies.hpp"
+#include "ticker.hpp"
 
 namespace {
 
@@ -151,77 +154,40 @@ const char* usage_text =
     "overhead = worker time not in a chunk while a handler was runnable on the rank (exact,\n"
     "from an event log); idle = the rest of workers x makespan. Progress goes to stderr.\n";
 
-struct bad_option : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+using apps::bad_option;
 
-double parse_double(std::string_view name, const std::string& v, double lo, double hi) {
-    char* end = nullptr;
-    double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end || !(x >= lo && x <= hi))
-        throw bad_option(std::string(name) + ": '" + v + "' is not a number in " +
-                         std::to_string(lo) + ".." + std::to_string(hi));
-    return x;
-}
-
-long parse_long(std::string_view name, const std::string& v, long lo, long hi) {
-    char* end = nullptr;
-    long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end || x < lo || x > hi)
-        throw bad_option(std::string(name) + ": '" + v + "' is not an integer in " +
-                         std::to_string(lo) + ".." + std::to_string(hi));
-    return x;
-}
-
-// Returns false if --help was asked for. Accepts "--name value" and "--name=value".
+// Returns false if --help was asked for.
 bool parse_options(int argc, char** argv, options& o) {
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i], inline_value;
-        bool has_inline = false;
-        if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-            inline_value = a.substr(eq + 1);
-            a.resize(eq);
-            has_inline = true;
-        }
-        auto value = [&]() -> std::string {
-            if (has_inline)
-                return inline_value;
-            if (i + 1 >= argc)
-                throw bad_option(a + " needs a value");
-            return argv[++i];
-        };
-        auto flag = [&] {
-            if (has_inline)
-                throw bad_option(a + " takes no value");
-        };
-        if (a == "--help" || a == "-h")
+    apps::arg_walker a(argc, argv);
+    while (a.next()) {
+        if (a.is_help())
             return false;
-        else if (a == "--policy")
-            o.policy = value();
-        else if (a == "--all")
-            flag(), o.all = true;
-        else if (a == "--preemption")
-            flag(), o.preemption = true;
-        else if (a == "--scatter")
-            flag(), o.scatter = true;
-        else if (a == "--trace")
-            flag(), o.trace = true;
-        else if (a == "--enable-after-send")
-            flag(), o.enable_after_send = true;
-        else if (a == "--objects-per-worker")
-            o.objects_per_worker = int(parse_long(a, value(), 1, 100000));
-        else if (a == "--heavy-fraction")
-            o.heavy_fraction = parse_double(a, value(), 0, 1);
-        else if (a == "--heavy-factor")
-            o.heavy_factor = parse_double(a, value(), 0.001, 1e6);
-        else if (a == "--light-ms")
-            o.light_ms = parse_double(a, value(), 0, 1e7);
-        else if (a == "--chunk-us")
-            o.chunk_us = parse_long(a, value(), 1, 10'000'000);
-        else if (a == "--json")
-            o.json = value();
-        else if (a == "--work") {
-            std::string w = value();
+        else if (a.is("--policy"))
+            o.policy = a.value();
+        else if (a.is("--all"))
+            a.flag(), o.all = true;
+        else if (a.is("--preemption"))
+            a.flag(), o.preemption = true;
+        else if (a.is("--scatter"))
+            a.flag(), o.scatter = true;
+        else if (a.is("--trace"))
+            a.flag(), o.trace = true;
+        else if (a.is("--enable-after-send"))
+            a.flag(), o.enable_after_send = true;
+        else if (a.is("--objects-per-worker"))
+            o.objects_per_worker = int(a.integer(1, 100000));
+        else if (a.is("--heavy-fraction"))
+            o.heavy_fraction = a.number(0, 1);
+        else if (a.is("--heavy-factor"))
+            o.heavy_factor = a.number(0.001, 1e6);
+        else if (a.is("--light-ms"))
+            o.light_ms = a.number(0, 1e7);
+        else if (a.is("--chunk-us"))
+            o.chunk_us = a.integer(1, 10'000'000);
+        else if (a.is("--json"))
+            o.json = a.value();
+        else if (a.is("--work")) {
+            std::string w = a.value();
             if (w == "sleep")
                 o.work = int(work_kind::sleep);
             else if (w == "spin")
@@ -229,7 +195,7 @@ bool parse_options(int argc, char** argv, options& o) {
             else
                 throw bad_option("--work: expected sleep or spin, not '" + w + "'");
         } else
-            throw bad_option("unknown option " + a + " (see --help)");
+            a.unknown();
     }
     if (o.all && !o.policy.empty())
         throw bad_option("--all and --policy exclude each other");
@@ -483,39 +449,6 @@ struct run_result {
     double overhead_fraction() const { return overhead / (double(busy.size()) * makespan); }
 };
 
-// Prints elapsed time on rank 0's stderr every 2 s while a phase runs.
-class ticker {
-  public:
-    ticker(bool on, std::string what) : what_(std::move(what)) {
-        if (on)
-            thread_ = std::thread([this] { loop(); });
-    }
-    ~ticker() {
-        {
-            std::lock_guard lock(mutex_);
-            stop_ = true;
-        }
-        wake_.notify_all();
-        if (thread_.joinable())
-            thread_.join();
-    }
-
-  private:
-    void loop() {
-        auto start = clk::now();
-        std::unique_lock lock(mutex_);
-        while (!wake_.wait_for(lock, std::chrono::seconds(2), [this] { return stop_; }))
-            std::fprintf(stderr, "  [%s] %.0f s, %d items finished on rank 0\n", what_.c_str(),
-                         std::chrono::duration<double>(clk::now() - start).count(),
-                         g_items_done.load());
-    }
-    std::string what_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stop_ = false;
-    std::thread thread_;
-};
-
 run_result run_once(const options& o, prema::config cfg, const std::string& policy,
                     const std::string& label) {
     int me = 0, p = 1;
@@ -565,7 +498,10 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_s(), t_end = 0;
     {
-        ticker tick(me == 0, label);
+        apps::ticker tick(me == 0, [&](double elapsed) {
+            std::fprintf(stderr, "  [%s] %.0f s, %d items finished on rank 0\n", label.c_str(),
+                         elapsed, g_items_done.load());
+        });
         res.ok &= rt.run([&]() -> prema::task<> {
             int r = prema::rank();
             for (int i = r; i < n; i += lay.ranks) {
@@ -765,18 +701,7 @@ bool write_json(const std::string& path, const std::vector<run_result>& runs,
 
 int main_balance(const options& o, const prema::config& base_cfg, bool lb_given, int me, int p) {
     layout lay(o, p, base_cfg.workers);
-    std::vector<std::string> policies;
-    if (o.all) {
-        for (auto& name : prema::lb::policy_names())
-            if (name != "none")
-                policies.push_back(name);
-    } else if (!o.policy.empty()) {
-        policies.push_back(o.policy);
-    } else if (lb_given) {
-        policies.push_back(base_cfg.lb);
-    } else {
-        policies.push_back("work_stealing");
-    }
+    auto policies = apps::policies_to_run(o.all, o.policy, lb_given, base_cfg.lb, "work_stealing");
     if (me == 0)
         print_header(o, lay, base_cfg);
 
@@ -877,11 +802,7 @@ int main_preemption(const options& o, prema::config cfg, bool lb_given, int me, 
 }
 
 int bench_main(int argc, char** argv, int me, int p) {
-    bool lb_given = std::getenv("PREMA_LB") != nullptr;
-    for (int i = 1; i < argc; ++i)
-        lb_given |= std::string_view(argv[i]).rfind("--prema-lb", 0) == 0 &&
-                    (std::string_view(argv[i]) == "--prema-lb" ||
-                     std::string_view(argv[i]).rfind("--prema-lb=", 0) == 0);
+    bool lb_given = apps::lb_option_given(argc, argv);
     prema::config cfg;
     options o;
     try {
@@ -891,13 +812,8 @@ int bench_main(int argc, char** argv, int me, int p) {
                 std::fputs(usage_text, stdout);
             return 0;
         }
-        auto names = prema::lb::policy_names();
-        if (!o.policy.empty() && std::find(names.begin(), names.end(), o.policy) == names.end()) {
-            std::string known;
-            for (auto& n : names)
-                known += (known.empty() ? "" : ", ") + n;
-            throw bad_option("--policy " + o.policy + ": no such policy (known: " + known + ")");
-        }
+        if (!o.policy.empty())
+            apps::check_policy(o.policy);
     } catch (const std::exception& e) {
         if (me == 0)
             std::fprintf(stderr, "lb_synthetic: %s\n", e.what());

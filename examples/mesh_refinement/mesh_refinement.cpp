@@ -1,0 +1,529 @@
+// PREMA's flagship application at this machine's scale: parallel constrained Delaunay mesh
+// refinement of an over-decomposed 2-D domain, with static placement against each policy.
+//
+//   mpirun --oversubscribe -np 4 ./mesh_refinement --all [--vtk mesh.vtk] [--json FILE]
+//   (--help lists every option; --prema-* runtime options apply to every run)
+//
+// The domain (domain.hpp) is the unit square with rectangular holes, cut into a grid of
+// subdomains (default 16 per worker), each a mobile object. A subdomain is refined on its own
+// by CGAL's Delaunay mesher (refinement.hpp) with its boundary as constraints, so subdomains
+// never talk to each other (as in the PREMA CDT3D study); the sizing field shrinks elements
+// sharply near a curve in the bottom of the square, so refinement costs differ by 1000x
+// between subdomains. Refinement goes step by step (--steps Steiner points) with a yield point
+// between steps, so that the runtime serves messages and balancing traffic during long ones.
+//
+// One run per policy, each on a fresh prema::runtime in this process (`none` first, the static
+// baseline):
+//   phase 1 (balancing off): every rank creates its block of subdomains (rows from the bottom:
+//     the block placement of a geometric decomposition) and the names are all-gathered;
+//   phase 2 (measured): balancing on (not for none), barrier, every rank sends its subdomains
+//     their refine message; makespan = barrier to global quiescence, max over ranks;
+//   phase 3: rank 0 fetches every subdomain's summary (and mesh, for --vtk) and destroys it.
+//
+// Load: a subdomain's load() is what the balancer weighs its pending refinement by:
+// --estimate sizing (default) is the triangle count expected from the sizing field (what an
+// application knows before meshing; it misses what refinement adds near boundaries and the
+// thin layers around the curve); --estimate unit makes every subdomain weigh 1, the balancer
+// then knows nothing and must still win.
+//
+// Checks (a failure makes the exit status 1): no triangle has an angle below --min-angle (the
+// angles are recomputed from the points), none is inverted, the triangles' area is the
+// domain's, and every run produced the same meshes (digest of coordinates and connectivity per
+// subdomain). The printed digest lets runs on different rank counts be compared (run.sh and
+// the ctest do).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+
+#include <prema/prema.hpp>
+
+#include "cli.hpp"
+#include "domain.hpp"
+#include "mesh_quality.hpp"
+#include "policies.hpp"
+#include "refinement.hpp"
+#include "ticker.hpp"
+#include "vtk_writer.hpp"
+
+namespace {
+
+using namespace mesh_refinement;
+using clk = std::chrono::steady_clock;
+
+struct options {
+    int subdomains = 0; // 0: per_worker x workers x ranks
+    int per_worker = 16;
+    double hmin = 1e-4, hmax = 0.05, grade = 0.1, min_angle = 20.7;
+    std::string policy;
+    bool all = false;
+    bool unit_estimate = false;
+    int steps = 32;
+    std::string vtk, json;
+};
+
+const char* usage_text =
+    "usage: mpirun [--oversubscribe] -np P mesh_refinement [options] [--prema-* options]\n"
+    "\n"
+    "Parallel constrained Delaunay refinement (CGAL) of a square with holes, over-decomposed\n"
+    "into mobile subdomains placed in row blocks; each policy run is shown beside the same\n"
+    "refinement under static placement (policy none).\n"
+    "\n"
+    "  --policy NAME       policy to compare with none (default: --prema-lb, or work_stealing)\n"
+    "  --all               every registered policy, one after another\n"
+    "  --subdomains N      subdomains in all (default: --per-worker x workers x ranks); the\n"
+    "                      meshes depend on N and the sizes only, not on ranks or policy\n"
+    "  --per-worker N      subdomains per worker when --subdomains is not given (default 16)\n"
+    "  --hmin H            element size on the curve (default 1e-4)\n"
+    "  --hmax H            element size far from it (default 0.05)\n"
+    "  --grade G           growth of the size with the distance to the curve (default 0.1)\n"
+    "  --min-angle DEG     angle bound of the refinement, at most 20.7 (default 20.7)\n"
+    "  --estimate sizing|unit\n"
+    "                      what a subdomain's load() tells the balancer: triangles expected\n"
+    "                      from the sizing field (default), or 1 for every subdomain\n"
+    "  --steps K           Steiner points inserted between yield points (default 32)\n"
+    "  --vtk FILE          write the final mesh (legacy VTK; cell fields: subdomain and, per\n"
+    "                      run, the rank that refined it); plot_mesh.py draws it\n"
+    "  --json FILE         also write the figures as JSON\n"
+    "  --help              this text\n"
+    "\n"
+    "Progress goes to stderr every 2 s.\n";
+
+using apps::bad_option;
+
+// Returns false if --help was asked for.
+bool parse_options(int argc, char** argv, options& o) {
+    apps::arg_walker a(argc, argv);
+    while (a.next()) {
+        if (a.is_help())
+            return false;
+        else if (a.is("--policy"))
+            o.policy = a.value();
+        else if (a.is("--all"))
+            a.flag(), o.all = true;
+        else if (a.is("--subdomains"))
+            o.subdomains = int(a.integer(1, 1 << 20));
+        else if (a.is("--per-worker"))
+            o.per_worker = int(a.integer(1, 1 << 16));
+        else if (a.is("--hmin"))
+            o.hmin = a.number(1e-7, 1);
+        else if (a.is("--hmax"))
+            o.hmax = a.number(1e-7, 1);
+        else if (a.is("--grade"))
+            o.grade = a.number(1e-3, 100);
+        else if (a.is("--min-angle"))
+            o.min_angle = a.number(1, 20.7);
+        else if (a.is("--steps"))
+            o.steps = int(a.integer(1, 1 << 20));
+        else if (a.is("--vtk"))
+            o.vtk = a.value();
+        else if (a.is("--json"))
+            o.json = a.value();
+        else if (a.is("--estimate")) {
+            std::string e = a.value();
+            if (e != "sizing" && e != "unit")
+                throw bad_option("--estimate: expected sizing or unit, not '" + e + "'");
+            o.unit_estimate = e == "unit";
+        } else
+            a.unknown();
+    }
+    if (o.all && !o.policy.empty())
+        throw bad_option("--all and --policy exclude each other");
+    if (o.hmin > o.hmax)
+        throw bad_option("--hmin " + std::to_string(o.hmin) + " is larger than --hmax " +
+                         std::to_string(o.hmax));
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the handlers use. Set before a runtime starts and read-only while it runs.
+
+const domain* g_domain = nullptr;
+double g_min_angle = 20.7;
+int g_steps = 32;
+
+// Refinement time per worker thread of this rank during phase 2, and subdomains done here.
+struct busy_clock {
+    std::mutex mutex;
+    std::map<std::thread::id, double> seconds;
+    int refined = 0;
+
+    void add(clk::time_point since, bool finished) {
+        double s = std::chrono::duration<double>(clk::now() - since).count();
+        std::lock_guard lock(mutex);
+        seconds[std::this_thread::get_id()] += s;
+        refined += finished;
+    }
+    int done() {
+        std::lock_guard lock(mutex);
+        return refined;
+    }
+} g_busy;
+
+// A subdomain: its index names its cell in the domain; the mesh appears when it is refined.
+struct subdomain {
+    int index = -1;
+    double estimate = 1; // what load() reports
+    triangle_mesh mesh;
+    int refined_by = -1;
+    std::uint64_t steiner = 0;
+
+    double load() const { return estimate; }
+    template <class Ar> void serialize(Ar& ar) { ar(index, estimate, mesh, refined_by, steiner); }
+};
+
+// The refinement: exclusive access; passes a yield point every g_steps Steiner points.
+prema::task<> refine(subdomain& s) {
+    auto since = clk::now();
+    refinement r(*g_domain, s.index, g_min_angle);
+    while (!r.step(g_steps)) {
+        auto y = prema::yield_point();
+        if (!y.ready) { // the quantum expired: the worker serves queued messages first
+            g_busy.add(since, false);
+            co_await y;
+            since = clk::now();
+        }
+    }
+    s.mesh = r.mesh();
+    s.steiner = r.points_inserted();
+    s.refined_by = prema::rank();
+    g_busy.add(since, true);
+}
+
+// What rank 0 collects about each subdomain (trivially copyable: travels as bytes).
+struct summary {
+    int refined_by = -1;
+    std::uint64_t steiner = 0;
+    mesh_quality quality;
+};
+
+summary summarize(const subdomain& s) {
+    return {s.refined_by, s.steiner, assess(s.mesh, g_min_angle)};
+}
+
+triangle_mesh mesh_of(const subdomain& s) {
+    return s.mesh;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One run
+
+struct run_result {
+    std::string policy;
+    double makespan = 0;
+    std::vector<double> busy; // per worker, rank-major
+    std::uint64_t migrations = 0;
+    std::vector<summary> subdomains;
+    std::vector<triangle_mesh> meshes; // with --vtk, last run only
+    bool ok = true;
+
+    double busy_min() const { return *std::min_element(busy.begin(), busy.end()); }
+    double busy_max() const { return *std::max_element(busy.begin(), busy.end()); }
+    double busy_avg() const {
+        return std::accumulate(busy.begin(), busy.end(), 0.0) / double(busy.size());
+    }
+};
+
+run_result run_once(const options& o, prema::config cfg, const std::string& policy,
+                    bool keep_meshes) {
+    int me = 0, p = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const int n = g_domain->subdomains();
+    cfg.lb = policy;
+    run_result res;
+    res.policy = policy;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+
+    // Phase 1: block placement, rows from the bottom; names all-gathered.
+    auto first = [&](int r) { return int(std::int64_t(n) * r / p); };
+    std::vector<prema::mobile_ptr<subdomain>> all(static_cast<std::size_t>(n));
+    res.ok &= rt.run([&]() -> prema::task<> {
+        for (int i = first(me); i < first(me + 1); ++i) {
+            double estimate = o.unit_estimate ? 1 : g_domain->expected_triangles(i);
+            all[std::size_t(i)] = prema::make_mobile<subdomain>(subdomain{i, estimate, {}, -1, 0});
+        }
+        co_return;
+    }) == 0;
+    std::vector<int> bytes(static_cast<std::size_t>(p)), offsets(static_cast<std::size_t>(p));
+    constexpr int ptr_bytes = sizeof(prema::mobile_ptr<subdomain>);
+    for (int r = 0; r < p; ++r) {
+        bytes[std::size_t(r)] = (first(r + 1) - first(r)) * ptr_bytes;
+        offsets[std::size_t(r)] = first(r) * ptr_bytes;
+    }
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), bytes.data(), offsets.data(),
+                   MPI_BYTE, MPI_COMM_WORLD);
+
+    // Phase 2: the measured refinement.
+    {
+        std::lock_guard lock(g_busy.mutex);
+        g_busy.seconds.clear();
+        g_busy.refined = 0;
+    }
+    auto before = prema::lb::current_stats();
+    bool balance = policy != "none";
+    prema::lb::enable_balancing(balance);
+    if (me == 0)
+        std::fprintf(stderr, "[%s] refining %d subdomains\n", policy.c_str(), n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto t0 = clk::now();
+    double span = 0;
+    {
+        apps::ticker tick(me == 0, [&](double elapsed) {
+            std::fprintf(stderr, "  [%s] %.0f s, %d subdomains refined on rank 0\n", policy.c_str(),
+                         elapsed, g_busy.done());
+        });
+        res.ok &= rt.run([&]() -> prema::task<> {
+            for (int i = first(me); i < first(me + 1); ++i)
+                co_await prema::send(all[std::size_t(i)], prema::fn<&refine>);
+        }) == 0;
+        span = std::chrono::duration<double>(clk::now() - t0).count();
+    }
+    prema::lb::enable_balancing(false);
+    auto after = prema::lb::current_stats();
+    MPI_Allreduce(&span, &res.makespan, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    std::uint64_t migrations = after.migrations_out - before.migrations_out;
+    MPI_Reduce(&migrations, &res.migrations, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    std::vector<double> mine(static_cast<std::size_t>(cfg.workers), 0.0);
+    {
+        std::lock_guard lock(g_busy.mutex);
+        std::size_t w = 0;
+        for (auto& [thread, s] : g_busy.seconds)
+            mine[std::min(w++, mine.size() - 1)] += s; // a worker is one thread
+    }
+    res.busy.assign(std::size_t(cfg.workers * p), 0.0);
+    MPI_Gather(mine.data(), cfg.workers, MPI_DOUBLE, res.busy.data(), cfg.workers, MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);
+
+    // Phase 3: rank 0 collects and cleans up.
+    if (me == 0)
+        std::fprintf(stderr, "[%s] done in %.3f s; collecting %d subdomains%s\n", policy.c_str(),
+                     res.makespan, n, keep_meshes ? " and their meshes" : "");
+    res.ok &= rt.run([&]() -> prema::task<> {
+        if (me != 0)
+            co_return;
+        res.subdomains.resize(std::size_t(n));
+        if (keep_meshes)
+            res.meshes.resize(std::size_t(n));
+        for (int i = 0; i < n; ++i) {
+            auto sd = all[std::size_t(i)];
+            res.subdomains[std::size_t(i)] = co_await prema::call(sd, prema::fn<&summarize>);
+            if (keep_meshes)
+                res.meshes[std::size_t(i)] = co_await prema::call(sd, prema::fn<&mesh_of>);
+            co_await prema::destroy(sd);
+        }
+    }) == 0;
+    int ok = res.ok, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    res.ok = all_ok != 0;
+    return res;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks and output (rank 0)
+
+struct totals {
+    std::uint64_t triangles = 0, points = 0, below = 0, inverted = 0, steiner = 0;
+    double min_angle = 180, area = 0;
+    std::uint64_t digest = 0xcbf29ce484222325ull;
+    int unrefined = 0;
+    double min_tri = 0, max_tri = 0;     // per subdomain
+    double min_ratio = 0, max_ratio = 0; // triangles / estimate over refined subdomains
+};
+
+totals sum_up(const run_result& r, const domain& d) {
+    totals t;
+    bool first = true;
+    for (std::size_t i = 0; i < r.subdomains.size(); ++i) {
+        const summary& s = r.subdomains[i];
+        const mesh_quality& q = s.quality;
+        t.triangles += q.triangles, t.points += q.points, t.below += q.below_bound;
+        t.inverted += q.inverted, t.steiner += s.steiner, t.area += q.area;
+        t.min_angle = std::min(t.min_angle, q.min_angle_deg);
+        t.digest = mesh_refinement::fnv1a(t.digest, q.digest);
+        t.unrefined += s.refined_by < 0;
+        double est = d.expected_triangles(int(i)), ratio = est > 0 ? double(q.triangles) / est : 0;
+        if (first)
+            t.min_tri = t.max_tri = double(q.triangles), t.min_ratio = t.max_ratio = ratio;
+        t.min_tri = std::min(t.min_tri, double(q.triangles));
+        t.max_tri = std::max(t.max_tri, double(q.triangles));
+        if (q.triangles > 0) {
+            t.min_ratio = std::min(t.min_ratio, ratio);
+            t.max_ratio = std::max(t.max_ratio, ratio);
+        }
+        first = false;
+    }
+    return t;
+}
+
+// Rank 0: verifies the runs and prints their figures; returns whether every check passed.
+bool report(const options& o, const prema::config& cfg, const domain& d,
+            const std::vector<run_result>& runs) {
+    int p = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const run_result& base = runs.front();
+    totals t = sum_up(base, d);
+    std::printf("\nPREMA mesh refinement: %d ranks x %d worker(s), %s progress, quantum %llu us\n",
+                p, cfg.workers, prema::to_string(cfg.progress).c_str(),
+                (unsigned long long)cfg.quantum_us);
+    std::printf("%d subdomains (%d x %d, block placement by rows), hmin %g, hmax %g, grade %g, "
+                "angle bound %.4g deg, load estimate %s, %d Steiner points per step\n\n",
+                d.subdomains(), d.columns(), d.rows(), o.hmin, o.hmax, o.grade, o.min_angle,
+                o.unit_estimate ? "unit" : "sizing", o.steps);
+    std::printf("%-15s %9s %8s %7s | %-23s | %5s %10s %8s\n", "policy", "makespan", "vs none",
+                "speedup", "refine/worker min avg max", "migr", "triangles", "check");
+    bool ok = true;
+    for (const auto& r : runs) {
+        totals rt = sum_up(r, d);
+        bool same = rt.digest == t.digest && rt.triangles == t.triangles;
+        bool good = r.ok && same && rt.below == 0 && rt.inverted == 0 && rt.unrefined == 0 &&
+                    std::abs(rt.area - d.area()) <= 1e-9 * d.area();
+        ok &= good;
+        std::printf("%-15s %8.3fs %+7.1f%% %6.2fx | %6.3f %6.3f %6.3f s    | %5llu %10llu %8s\n",
+                    r.policy.c_str(), r.makespan, -100 * (1 - r.makespan / base.makespan),
+                    base.makespan / r.makespan, r.busy_min(), r.busy_avg(), r.busy_max(),
+                    (unsigned long long)r.migrations, (unsigned long long)rt.triangles,
+                    good ? "ok" : "FAILED");
+    }
+    std::printf("\nmesh: %llu triangles, %llu points (%llu Steiner), digest %016llx\n",
+                (unsigned long long)t.triangles, (unsigned long long)t.points,
+                (unsigned long long)t.steiner, (unsigned long long)t.digest);
+    std::printf("per subdomain: %.0f to %.0f triangles (%.0fx); triangles / estimate: %.2f to "
+                "%.2f\n",
+                t.min_tri, t.max_tri, t.min_tri > 0 ? t.max_tri / t.min_tri : 0.0, t.min_ratio,
+                t.max_ratio);
+    std::printf("quality: smallest angle %.3f deg, %llu below the bound %.4g, %llu inverted; "
+                "area %.12f (domain %.12f)\n",
+                t.min_angle, (unsigned long long)t.below, o.min_angle,
+                (unsigned long long)t.inverted, t.area, d.area());
+    if (runs.size() > 1) {
+        auto best = std::min_element(runs.begin() + 1, runs.end(),
+                                     [](auto& a, auto& b) { return a.makespan < b.makespan; });
+        double cut = 1 - best->makespan / base.makespan;
+        std::printf("best: %s, %.1f%% faster than none (target 30%% on 4+ ranks: %s)\n",
+                    best->policy.c_str(), 100 * cut, cut >= 0.3 ? "met" : "NOT met");
+    }
+    std::printf("identical meshes in every run: %s\n", ok ? "yes, all checks passed" : "NO");
+    return ok;
+}
+
+void json_list(std::FILE* f, const std::vector<double>& v) {
+    std::fprintf(f, "[");
+    for (std::size_t i = 0; i < v.size(); ++i)
+        std::fprintf(f, "%s%.6f", i ? ", " : "", v[i]);
+    std::fprintf(f, "]");
+}
+
+void write_json(const std::string& path, const options& o, const prema::config& cfg,
+                const domain& d, const std::vector<run_result>& runs, bool ok) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f)
+        throw std::runtime_error("cannot write " + path);
+    int p = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    totals t = sum_up(runs.front(), d);
+    std::fprintf(f,
+                 "{\"ranks\": %d, \"workers\": %d, \"subdomains\": %d, \"hmin\": %g, \"hmax\": "
+                 "%g, \"grade\": %g, \"min_angle_deg\": %g, \"estimate\": \"%s\", \"steps\": %d,\n"
+                 " \"triangles\": %llu, \"points\": %llu, \"digest\": \"%016llx\", "
+                 "\"smallest_angle_deg\": %.6f, \"below_bound\": %llu, \"area\": %.12f, "
+                 "\"ok\": %s,\n \"runs\": [\n",
+                 p, cfg.workers, d.subdomains(), o.hmin, o.hmax, o.grade, o.min_angle,
+                 o.unit_estimate ? "unit" : "sizing", o.steps, (unsigned long long)t.triangles,
+                 (unsigned long long)t.points, (unsigned long long)t.digest, t.min_angle,
+                 (unsigned long long)t.below, t.area, ok ? "true" : "false");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& r = runs[i];
+        std::fprintf(f,
+                     "  {\"policy\": \"%s\", \"makespan_s\": %.6f, \"improvement\": %.4f, "
+                     "\"migrations\": %llu, \"refine_min_s\": %.6f, \"refine_avg_s\": %.6f, "
+                     "\"refine_max_s\": %.6f, \"per_worker_refine_s\": ",
+                     r.policy.c_str(), r.makespan, 1 - r.makespan / runs.front().makespan,
+                     (unsigned long long)r.migrations, r.busy_min(), r.busy_avg(), r.busy_max());
+        json_list(f, r.busy);
+        std::fprintf(f, "}%s\n", i + 1 < runs.size() ? "," : "");
+    }
+    std::fprintf(f, "]}\n");
+    std::fclose(f);
+}
+
+int program(int argc, char** argv, int me, int p) {
+    bool lb_given = apps::lb_option_given(argc, argv);
+    prema::config cfg;
+    options o;
+    try {
+        cfg = prema::config::from_args(argc, argv);
+        if (!parse_options(argc, argv, o)) {
+            if (me == 0)
+                std::fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!o.policy.empty())
+            apps::check_policy(o.policy);
+    } catch (const std::exception& e) {
+        if (me == 0)
+            std::fprintf(stderr, "mesh_refinement: %s\n", e.what());
+        return 2;
+    }
+    int n = o.subdomains > 0 ? o.subdomains : o.per_worker * cfg.workers * p;
+    domain d(n, o.hmin, o.hmax, o.grade);
+    g_domain = &d;
+    g_min_angle = o.min_angle;
+    g_steps = o.steps;
+
+    std::vector<std::string> names{"none"};
+    for (auto& name : apps::policies_to_run(o.all, o.policy, lb_given, cfg.lb, "work_stealing"))
+        if (name != "none")
+            names.push_back(name);
+    std::vector<run_result> runs;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        runs.push_back(run_once(o, cfg, names[i], !o.vtk.empty() && i + 1 == names.size()));
+    if (me != 0)
+        return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r.ok; }) ? 0 : 1;
+
+    bool ok = report(o, cfg, d, runs);
+    if (!o.vtk.empty()) {
+        std::vector<subdomain_field> fields;
+        for (const auto& r : runs) {
+            subdomain_field f{"rank_" + r.policy, {}};
+            for (const auto& s : r.subdomains)
+                f.value.push_back(s.refined_by);
+            fields.push_back(std::move(f));
+        }
+        write_vtk(o.vtk, runs.back().meshes, fields);
+        std::printf("wrote %s\n", o.vtk.c_str());
+    }
+    if (!o.json.empty()) {
+        write_json(o.json, o, cfg, d, runs, ok);
+        std::printf("wrote %s\n", o.json.c_str());
+    }
+    return ok ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    int provided = 0, me = 0, p = 1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    int rc = 1;
+    try {
+        rc = program(argc, argv, me, p);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "mesh_refinement: rank %d: %s\n", me, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return rc;
+}

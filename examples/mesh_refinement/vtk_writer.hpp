@@ -1,0 +1,24 @@
+// Writes subdomain meshes as one legacy-ASCII VTK unstructured grid (ParaView opens it), with
+// integer cell fields: the subdomain of each triangle and, per named field, a value per
+// subdomain (for example the rank that refined it in each run).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "refinement.hpp"
+
+namespace mesh_refinement {
+
+struct subdomain_field {
+    std::string name;
+    std::vector<int> value; // per subdomain
+};
+
+// meshes[i] is subdomain i's mesh. Throws std::runtime_error naming the file if it cannot be
+// written.
+void write_vtk(const std::string& path, const std::vector<triangle_mesh>& meshes,
+               const std::vector<subdomain_field>& fields);
+
+} // namespace mesh_refinement
