@@ -80,10 +80,10 @@
 #include <prema/lb/scheduler.hpp>
 #include <prema/prema.hpp>
 
-#include "cli.hpp"
+#include "../../examples/common/cli.hpp"
+#include "../../examples/common/policies.hpp"
+#include "../../examples/common/progress.hpp"
 #include "coro/worker_pool.hpp" // the calling thread's worker index (benchmark-only peek)
-#include "policies.hpp"
-#include "ticker.hpp"
 
 namespace {
 
@@ -105,8 +105,7 @@ double thread_cpu_s() {
 enum class work_kind { sleep, spin };
 
 struct options {
-    std::string policy; // empty: from --prema-lb (work_stealing if that is the default none)
-    bool all = false;
+    example::policy_choice policies;
     bool preemption = false;
     int objects_per_worker = -1; // -1: 10, or 4 with --preemption
     double heavy_fraction = 0.2;
@@ -115,100 +114,65 @@ struct options {
     bool scatter = false;
     bool trace = false;
     bool enable_after_send = false;
-    int work = -1; // -1: sleep, or spin with --preemption
-    long chunk_us = 1000;
+    std::string work_option; // empty: sleep, or spin with --preemption
+    int work = 0;            // work_kind, from work_option
+    int chunk_us = 1000;
     std::string json;
+
+    // Declares the options; the defaults that depend on --preemption are settled by a check.
+    void add_to(example::cli& cli, int argc, char** argv) {
+        policies.add_to(cli, argc, argv);
+        cli.add("--objects-per-worker", "N", "objects per worker (default 10; 4 with --preemption)",
+                objects_per_worker, 1, 100000);
+        cli.add("--heavy-fraction", "F", "share of heavy objects", heavy_fraction, 0.0, 1.0);
+        cli.add("--heavy-factor", "X", "heavy weight / light weight", heavy_factor, 0.001, 1e6);
+        cli.add("--light-ms", "MS", "light item's work in ms (default 50; 500 with --preemption)",
+                light_ms, 0.0, 1e7);
+        cli.add_flag("--scatter", "spread heavy objects evenly over the ranks (default: clustered)",
+                     scatter);
+        cli.add("--work",
+                "sleep in chunks, or spin (thread CPU time) with yield points (default sleep; spin "
+                "with --preemption)",
+                work_option, {"sleep", "spin"});
+        cli.add("--chunk-us", "US", "sleep chunk between yield points", chunk_us, 1, 10'000'000);
+        cli.add_flag("--preemption",
+                     "the preemption run: inline progress, spin work, with the configured "
+                     "--prema-quantum-us and with yield points disabled (quantum 0); reports the "
+                     "longest wait for a policy answer",
+                     preemption);
+        cli.add_flag("--enable-after-send",
+                     "each rank turns balancing on in phase 2 once it has sent its own items "
+                     "(default: on every rank before phase 2 starts, so a rank whose entry has not "
+                     "run yet may look idle to the policy)",
+                     enable_after_send);
+        cli.add("--json", "FILE", "also write the results as JSON", json);
+        cli.add_flag("--trace",
+                     "print every rank's phase-2 events (item sent, object packed / installed, "
+                     "item finished) to stderr, in seconds since t0",
+                     trace);
+        cli.check([this] {
+            if (policies.all && preemption)
+                throw prema::usage_error("--all and --preemption exclude each other");
+            if (objects_per_worker < 0)
+                objects_per_worker = preemption ? 4 : 10;
+            if (light_ms < 0)
+                light_ms = preemption ? 500 : 50;
+            if (work_option.empty())
+                work_option = preemption ? "spin" : "sleep";
+            work = int(work_option == "spin" ? work_kind::spin : work_kind::sleep);
+        });
+    }
 };
 
-const char* usage_text =
-    "usage: mpirun [--oversubscribe] -np P lb_synthetic [options] [--prema-* runtime options]\n"
-    "\n"
+const char* description =
     "PREMA's synthetic load-balancing benchmark: objects created on rank 0, dispersed round\n"
     "robin (heavy ones clustered on the first ranks), one work item each; every policy run is\n"
-    "shown beside the same workload under static placement (policy none).\n"
-    "\n"
-    "  --policy NAME          policy to run (default: --prema-lb, or work_stealing if that is\n"
-    "                         not given; --prema-lb none alone runs only the static baseline)\n"
-    "  --all                  every registered policy, one after another, each beside the\n"
-    "                         none baseline (measured once)\n"
-    "  --objects-per-worker N objects per worker (default 10; 4 with --preemption)\n"
-    "  --heavy-fraction F     share of heavy objects (default 0.2)\n"
-    "  --heavy-factor X       heavy weight / light weight (default 2.5)\n"
-    "  --light-ms MS          light item's work in ms (default 50; 500 with --preemption)\n"
-    "  --scatter              spread heavy objects evenly over the ranks (default: clustered)\n"
-    "  --work sleep|spin      sleep in chunks, or spin (thread CPU time) with yield points\n"
-    "                         (default sleep; spin with --preemption)\n"
-    "  --chunk-us US          sleep chunk between yield points (default 1000)\n"
-    "  --preemption           the preemption run: inline progress, spin work, with the\n"
-    "                         configured --prema-quantum-us and with yield points disabled\n"
-    "                         (quantum 0); reports the longest wait for a policy answer\n"
-    "  --enable-after-send    each rank turns balancing on in phase 2 once it has sent its\n"
-    "                         own items (default: on every rank before phase 2 starts, so a\n"
-    "                         rank whose entry has not run yet may look idle to the policy)\n"
-    "  --json FILE            also write the results as JSON\n"
-    "  --trace                print every rank's phase-2 events (item sent, object packed /\n"
-    "                         installed, item finished) to stderr, in seconds since t0\n"
-    "  --help                 this text\n"
+    "shown beside the same workload under static placement (policy none, measured once).\n"
+    "--prema-lb none alone runs only the static baseline.\n"
     "\n"
     "Definitions (see the top of lb_synthetic.cpp): busy = time inside work chunks per worker;\n"
     "overhead = worker time not in a chunk while a handler was runnable on the rank (exact,\n"
-    "from an event log); idle = the rest of workers x makespan. Progress goes to stderr.\n";
-
-using apps::bad_option;
-
-// Returns false if --help was asked for.
-bool parse_options(int argc, char** argv, options& o) {
-    apps::arg_walker a(argc, argv);
-    while (a.next()) {
-        if (a.is_help())
-            return false;
-        else if (a.is("--policy"))
-            o.policy = a.value();
-        else if (a.is("--all"))
-            a.flag(), o.all = true;
-        else if (a.is("--preemption"))
-            a.flag(), o.preemption = true;
-        else if (a.is("--scatter"))
-            a.flag(), o.scatter = true;
-        else if (a.is("--trace"))
-            a.flag(), o.trace = true;
-        else if (a.is("--enable-after-send"))
-            a.flag(), o.enable_after_send = true;
-        else if (a.is("--objects-per-worker"))
-            o.objects_per_worker = int(a.integer(1, 100000));
-        else if (a.is("--heavy-fraction"))
-            o.heavy_fraction = a.number(0, 1);
-        else if (a.is("--heavy-factor"))
-            o.heavy_factor = a.number(0.001, 1e6);
-        else if (a.is("--light-ms"))
-            o.light_ms = a.number(0, 1e7);
-        else if (a.is("--chunk-us"))
-            o.chunk_us = a.integer(1, 10'000'000);
-        else if (a.is("--json"))
-            o.json = a.value();
-        else if (a.is("--work")) {
-            std::string w = a.value();
-            if (w == "sleep")
-                o.work = int(work_kind::sleep);
-            else if (w == "spin")
-                o.work = int(work_kind::spin);
-            else
-                throw bad_option("--work: expected sleep or spin, not '" + w + "'");
-        } else
-            a.unknown();
-    }
-    if (o.all && !o.policy.empty())
-        throw bad_option("--all and --policy exclude each other");
-    if (o.all && o.preemption)
-        throw bad_option("--all and --preemption exclude each other");
-    if (o.objects_per_worker < 0)
-        o.objects_per_worker = o.preemption ? 4 : 10;
-    if (o.light_ms < 0)
-        o.light_ms = o.preemption ? 500 : 50;
-    if (o.work < 0)
-        o.work = int(o.preemption ? work_kind::spin : work_kind::sleep);
-    return true;
-}
+    "from an event log); idle = the rest of workers x makespan. Progress goes to stderr.";
 
 const char* work_name(const options& o) {
     return work_kind(o.work) == work_kind::sleep ? "sleep" : "spin";
@@ -498,9 +462,8 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_s(), t_end = 0;
     {
-        apps::ticker tick(me == 0, [&](double elapsed) {
-            std::fprintf(stderr, "  [%s] %.0f s, %d items finished on rank 0\n", label.c_str(),
-                         elapsed, g_items_done.load());
+        example::ticker tick(me == 0, "  [" + label + "]", [] {
+            return std::to_string(g_items_done.load()) + " items finished on rank 0";
         });
         res.ok &= rt.run([&]() -> prema::task<> {
             int r = prema::rank();
@@ -682,7 +645,7 @@ bool write_json(const std::string& path, const std::vector<run_result>& runs,
         std::perror(("lb_synthetic: cannot write " + path).c_str());
         return false;
     }
-    if (!o.all && runs.size() == 1) {
+    if (!o.policies.all && runs.size() == 1) {
         json_run(f, runs.front(), base, lay, o, "");
         std::fprintf(f, "\n");
     } else {
@@ -699,9 +662,9 @@ bool write_json(const std::string& path, const std::vector<run_result>& runs,
 
 // ---------------------------------------------------------------------------------------------
 
-int main_balance(const options& o, const prema::config& base_cfg, bool lb_given, int me, int p) {
+int main_balance(const options& o, const prema::config& base_cfg, int me, int p) {
     layout lay(o, p, base_cfg.workers);
-    auto policies = apps::policies_to_run(o.all, o.policy, lb_given, base_cfg.lb, "work_stealing");
+    auto policies = o.policies.resolve(base_cfg.lb, "work_stealing");
     if (me == 0)
         print_header(o, lay, base_cfg);
 
@@ -727,8 +690,8 @@ int main_balance(const options& o, const prema::config& base_cfg, bool lb_given,
     return ok ? 0 : 1;
 }
 
-int main_preemption(const options& o, prema::config cfg, bool lb_given, int me, int p) {
-    std::string policy = !o.policy.empty() ? o.policy : lb_given ? cfg.lb : "work_stealing";
+int main_preemption(const options& o, prema::config cfg, int me, int p) {
+    std::string policy = o.policies.resolve(cfg.lb, "work_stealing").front();
     cfg.progress = prema::progress_mode::inline_;
     std::uint64_t quantum = cfg.quantum_us ? cfg.quantum_us : 1000;
     layout lay(o, p, cfg.workers);
@@ -801,44 +764,18 @@ int main_preemption(const options& o, prema::config cfg, bool lb_given, int me, 
     return ok ? 0 : 1;
 }
 
-int bench_main(int argc, char** argv, int me, int p) {
-    bool lb_given = apps::lb_option_given(argc, argv);
-    prema::config cfg;
-    options o;
-    try {
-        cfg = prema::config::from_args(argc, argv);
-        if (!parse_options(argc, argv, o)) {
-            if (me == 0)
-                std::fputs(usage_text, stdout);
-            return 0;
-        }
-        if (!o.policy.empty())
-            apps::check_policy(o.policy);
-    } catch (const std::exception& e) {
-        if (me == 0)
-            std::fprintf(stderr, "lb_synthetic: %s\n", e.what());
-        return 2;
-    }
-    g_work = work_kind(o.work);
-    g_chunk_s = double(o.chunk_us) * 1e-6;
-    try {
-        return o.preemption ? main_preemption(o, cfg, lb_given, me, p)
-                            : main_balance(o, cfg, lb_given, me, p);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "lb_synthetic: rank %d: %s\n", me, e.what());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-        return 1;
-    }
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-    int provided = 0, me = 0, p = 1;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    int rc = bench_main(argc, argv, me, p);
-    MPI_Finalize();
-    return rc;
+    options o;
+    example::cli cli("lb_synthetic", description);
+    o.add_to(cli, argc, argv);
+    return example::main(argc, argv, cli, [&](const prema::config& cfg) {
+        int me = 0, p = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        MPI_Comm_size(MPI_COMM_WORLD, &p);
+        g_work = work_kind(o.work);
+        g_chunk_s = double(o.chunk_us) * 1e-6;
+        return o.preemption ? main_preemption(o, cfg, me, p) : main_balance(o, cfg, me, p);
+    });
 }

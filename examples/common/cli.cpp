@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -19,6 +20,29 @@ std::string shown(double v) {
     return s.str();
 }
 
+// `text` as lines of at most 96 columns, the first starting at column `first`, the others
+// indented to `indent`.
+std::string wrapped(const std::string& text, std::size_t first, std::size_t indent) {
+    constexpr std::size_t width = 96;
+    std::istringstream words(text);
+    std::string out, word;
+    std::size_t column = first;
+    bool line_empty = true;
+    while (words >> word) {
+        if (!line_empty && column + 1 + word.size() > width) {
+            out += "\n" + std::string(indent, ' ');
+            column = indent;
+            line_empty = true;
+        }
+        if (!line_empty)
+            out += ' ', ++column;
+        out += word;
+        column += word.size();
+        line_empty = false;
+    }
+    return out + "\n";
+}
+
 } // namespace
 
 cli::cli(std::string program, std::string description)
@@ -26,7 +50,8 @@ cli::cli(std::string program, std::string description)
 
 void cli::add(const std::string& name, const std::string& meta, const std::string& help, int& v,
               long lo, long hi) {
-    options_.push_back({name, meta, help, std::to_string(v), [&v, name, lo, hi](auto& s) {
+    std::string def = v >= lo && v <= hi ? std::to_string(v) : "";
+    options_.push_back({name, meta, help, def, [&v, name, lo, hi](auto& s) {
                             char* end = nullptr;
                             long x = std::strtol(s.c_str(), &end, 10);
                             if (s.empty() || *end || x < lo || x > hi)
@@ -39,7 +64,8 @@ void cli::add(const std::string& name, const std::string& meta, const std::strin
 
 void cli::add(const std::string& name, const std::string& meta, const std::string& help, double& v,
               double lo, double hi) {
-    options_.push_back({name, meta, help, shown(v), [&v, name, lo, hi](auto& s) {
+    std::string def = v >= lo && v <= hi ? shown(v) : "";
+    options_.push_back({name, meta, help, def, [&v, name, lo, hi](auto& s) {
                             char* end = nullptr;
                             double x = std::strtod(s.c_str(), &end);
                             if (s.empty() || *end || !(x >= lo && x <= hi))
@@ -53,6 +79,19 @@ void cli::add(const std::string& name, const std::string& meta, const std::strin
 void cli::add(const std::string& name, const std::string& meta, const std::string& help,
               std::string& v) {
     options_.push_back({name, meta, help, v, [&v](auto& s) { v = s; }});
+}
+
+void cli::add(const std::string& name, const std::string& help, std::string& v,
+              std::vector<std::string> choices) {
+    std::string meta;
+    for (auto& c : choices)
+        meta += (meta.empty() ? "" : "|") + c;
+    options_.push_back({name, meta, help, v, [&v, name, meta, choices](auto& s) {
+                            if (std::find(choices.begin(), choices.end(), s) == choices.end())
+                                throw prema::usage_error(name + ": expected " + meta + ", not '" +
+                                                         s + "'");
+                            v = s;
+                        }});
 }
 
 void cli::add_flag(const std::string& name, const std::string& help, bool& v) {
@@ -85,6 +124,8 @@ bool cli::parse(int argc, char** argv) const {
         }
         o->set(value);
     }
+    for (auto& check : checks_)
+        check();
     return true;
 }
 
@@ -94,10 +135,10 @@ std::string cli::usage() const {
     for (auto& o : options_) {
         std::string left = "  " + o.name + (o.meta.empty() ? "" : " " + o.meta);
         left.resize(std::max<std::size_t>(left.size() + 1, 26), ' ');
-        u += left + o.help;
+        std::string help = o.help;
         if (!o.meta.empty() && !o.shown_default.empty())
-            u += " (default " + o.shown_default + ")";
-        u += "\n";
+            help += " (default " + o.shown_default + ")";
+        u += left + wrapped(help, left.size(), 26);
     }
     u += "  --help                  this text\n\nRuntime options (--prema-workers, --prema-lb, "
          "...): see README.md \"Runtime options\".\n";

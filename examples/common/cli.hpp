@@ -22,14 +22,22 @@ class cli {
     cli(std::string program, std::string description);
 
     // Each option writes into the variable it is given (which must outlive parse()); the
-    // variable's value when add() is called is the default shown by --help.
+    // variable's value when add() is called is the default shown by --help (a number outside
+    // the accepted range is not shown: the program chooses the default, say so in `help`).
     void add(const std::string& name, const std::string& meta, const std::string& help, int& v,
              long lo, long hi);
     void add(const std::string& name, const std::string& meta, const std::string& help, double& v,
              double lo, double hi);
     void add(const std::string& name, const std::string& meta, const std::string& help,
              std::string& v);
+    // A string that must be one of `choices` (shown by --help as meta: a|b|c).
+    void add(const std::string& name, const std::string& help, std::string& v,
+             std::vector<std::string> choices);
     void add_flag(const std::string& name, const std::string& help, bool& v);
+
+    // A check of the options together (for example two that exclude each other), run by
+    // parse() after the last option; it throws prema::usage_error to reject them.
+    void check(std::function<void()> f) { checks_.push_back(std::move(f)); }
 
     // Parses what the runtime left in argv. Returns false if --help was given. Throws
     // prema::usage_error naming the option and the accepted values on anything else.
@@ -45,6 +53,7 @@ class cli {
     };
     std::string program_, description_;
     std::vector<option> options_;
+    std::vector<std::function<void()>> checks_;
 };
 
 // An example's main(): initialises MPI (MPI_THREAD_SERIALIZED, what every progress mode

@@ -22,6 +22,14 @@ std::string quoted(const std::string& s) {
     return q + "\"";
 }
 
+std::string number(double v) {
+    if (!std::isfinite(v)) // JSON has no inf/nan
+        return "null";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
 } // namespace
 
 json& json::raw(const std::string& key, const std::string& value) {
@@ -30,11 +38,7 @@ json& json::raw(const std::string& key, const std::string& value) {
 }
 
 json& json::set(const std::string& key, double v) {
-    if (!std::isfinite(v)) // JSON has no inf/nan
-        return raw(key, "null");
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return raw(key, buf);
+    return raw(key, number(v));
 }
 
 json& json::set(const std::string& key, long long v) {
@@ -53,6 +57,13 @@ json& json::set(const std::string& key, const std::vector<json>& v) {
     std::string list = "[";
     for (std::size_t i = 0; i < v.size(); ++i)
         list += (i ? ",\n  " : "\n  ") + v[i].str();
+    return raw(key, list + "]");
+}
+
+json& json::set(const std::string& key, const std::vector<double>& v) {
+    std::string list = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+        list += (i ? ", " : "") + number(v[i]);
     return raw(key, list + "]");
 }
 

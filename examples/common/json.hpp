@@ -16,6 +16,7 @@ class json {
     json& set(const std::string& key, const std::string& v);
     json& set(const std::string& key, const char* v) { return set(key, std::string(v)); }
     json& set(const std::string& key, const std::vector<json>& v);
+    json& set(const std::string& key, const std::vector<double>& v);
 
     std::string str() const { return "{" + body_ + "}"; }
     // Writes str() and a newline to `path`; on failure prints why on stderr and returns false.

@@ -49,12 +49,13 @@
 
 #include <prema/prema.hpp>
 
-#include "cli.hpp"
+#include "../common/cli.hpp"
+#include "../common/json.hpp"
+#include "../common/policies.hpp"
+#include "../common/progress.hpp"
 #include "domain.hpp"
 #include "mesh_quality.hpp"
-#include "policies.hpp"
 #include "refinement.hpp"
-#include "ticker.hpp"
 #include "vtk_writer.hpp"
 
 namespace {
@@ -63,88 +64,50 @@ using namespace mesh_refinement;
 using clk = std::chrono::steady_clock;
 
 struct options {
+    example::policy_choice policies;
     int subdomains = 0; // 0: per_worker x workers x ranks
     int per_worker = 16;
     double hmin = 1e-4, hmax = 0.05, grade = 0.1, min_angle = 20.7;
-    std::string policy;
-    bool all = false;
-    bool unit_estimate = false;
+    std::string estimate = "sizing";
     int steps = 32;
     std::string vtk, json;
+
+    void add_to(example::cli& cli, int argc, char** argv) {
+        policies.add_to(cli, argc, argv);
+        cli.add("--subdomains", "N",
+                "subdomains in all (default: --per-worker x workers x ranks); the meshes depend on "
+                "N and the sizes only, not on ranks or policy",
+                subdomains, 1, 1 << 20);
+        cli.add("--per-worker", "N", "subdomains per worker when --subdomains is not given",
+                per_worker, 1, 1 << 16);
+        cli.add("--hmin", "H", "element size on the curve", hmin, 1e-7, 1.0);
+        cli.add("--hmax", "H", "element size far from it", hmax, 1e-7, 1.0);
+        cli.add("--grade", "G", "growth of the size with the distance to the curve", grade, 1e-3,
+                100.0);
+        cli.add("--min-angle", "DEG", "angle bound of the refinement (at most 20.7: guaranteed)",
+                min_angle, 1.0, 20.7);
+        cli.add("--estimate",
+                "what a subdomain's load() tells the balancer: triangles expected from the sizing "
+                "field, or 1 for every subdomain",
+                estimate, {"sizing", "unit"});
+        cli.add("--steps", "K", "Steiner points inserted between yield points", steps, 1, 1 << 20);
+        cli.add("--vtk", "FILE",
+                "write the final mesh (legacy VTK; cell fields: subdomain and, per run, the rank "
+                "that refined it); plot_mesh.py draws it",
+                vtk);
+        cli.add("--json", "FILE", "also write the figures as JSON", json);
+        cli.check([this] {
+            if (hmin > hmax)
+                throw prema::usage_error("--hmin " + std::to_string(hmin) +
+                                         " is larger than --hmax " + std::to_string(hmax));
+        });
+    }
 };
 
-const char* usage_text =
-    "usage: mpirun [--oversubscribe] -np P mesh_refinement [options] [--prema-* options]\n"
-    "\n"
+const char* description =
     "Parallel constrained Delaunay refinement (CGAL) of a square with holes, over-decomposed\n"
     "into mobile subdomains placed in row blocks; each policy run is shown beside the same\n"
-    "refinement under static placement (policy none).\n"
-    "\n"
-    "  --policy NAME       policy to compare with none (default: --prema-lb, or work_stealing)\n"
-    "  --all               every registered policy, one after another\n"
-    "  --subdomains N      subdomains in all (default: --per-worker x workers x ranks); the\n"
-    "                      meshes depend on N and the sizes only, not on ranks or policy\n"
-    "  --per-worker N      subdomains per worker when --subdomains is not given (default 16)\n"
-    "  --hmin H            element size on the curve (default 1e-4)\n"
-    "  --hmax H            element size far from it (default 0.05)\n"
-    "  --grade G           growth of the size with the distance to the curve (default 0.1)\n"
-    "  --min-angle DEG     angle bound of the refinement, at most 20.7 (default 20.7)\n"
-    "  --estimate sizing|unit\n"
-    "                      what a subdomain's load() tells the balancer: triangles expected\n"
-    "                      from the sizing field (default), or 1 for every subdomain\n"
-    "  --steps K           Steiner points inserted between yield points (default 32)\n"
-    "  --vtk FILE          write the final mesh (legacy VTK; cell fields: subdomain and, per\n"
-    "                      run, the rank that refined it); plot_mesh.py draws it\n"
-    "  --json FILE         also write the figures as JSON\n"
-    "  --help              this text\n"
-    "\n"
-    "Progress goes to stderr every 2 s.\n";
-
-using apps::bad_option;
-
-// Returns false if --help was asked for.
-bool parse_options(int argc, char** argv, options& o) {
-    apps::arg_walker a(argc, argv);
-    while (a.next()) {
-        if (a.is_help())
-            return false;
-        else if (a.is("--policy"))
-            o.policy = a.value();
-        else if (a.is("--all"))
-            a.flag(), o.all = true;
-        else if (a.is("--subdomains"))
-            o.subdomains = int(a.integer(1, 1 << 20));
-        else if (a.is("--per-worker"))
-            o.per_worker = int(a.integer(1, 1 << 16));
-        else if (a.is("--hmin"))
-            o.hmin = a.number(1e-7, 1);
-        else if (a.is("--hmax"))
-            o.hmax = a.number(1e-7, 1);
-        else if (a.is("--grade"))
-            o.grade = a.number(1e-3, 100);
-        else if (a.is("--min-angle"))
-            o.min_angle = a.number(1, 20.7);
-        else if (a.is("--steps"))
-            o.steps = int(a.integer(1, 1 << 20));
-        else if (a.is("--vtk"))
-            o.vtk = a.value();
-        else if (a.is("--json"))
-            o.json = a.value();
-        else if (a.is("--estimate")) {
-            std::string e = a.value();
-            if (e != "sizing" && e != "unit")
-                throw bad_option("--estimate: expected sizing or unit, not '" + e + "'");
-            o.unit_estimate = e == "unit";
-        } else
-            a.unknown();
-    }
-    if (o.all && !o.policy.empty())
-        throw bad_option("--all and --policy exclude each other");
-    if (o.hmin > o.hmax)
-        throw bad_option("--hmin " + std::to_string(o.hmin) + " is larger than --hmax " +
-                         std::to_string(o.hmax));
-    return true;
-}
+    "refinement under static placement (policy none). Progress goes to stderr every 2 s.";
 
 // ---------------------------------------------------------------------------------------------
 // What the handlers use. Set before a runtime starts and read-only while it runs.
@@ -260,7 +223,7 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     std::vector<prema::mobile_ptr<subdomain>> all(static_cast<std::size_t>(n));
     res.ok &= rt.run([&]() -> prema::task<> {
         for (int i = first(me); i < first(me + 1); ++i) {
-            double estimate = o.unit_estimate ? 1 : g_domain->expected_triangles(i);
+            double estimate = o.estimate == "unit" ? 1 : g_domain->expected_triangles(i);
             all[std::size_t(i)] = prema::make_mobile<subdomain>(subdomain{i, estimate, {}, -1, 0});
         }
         co_return;
@@ -289,9 +252,8 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     auto t0 = clk::now();
     double cpu0 = process_cpu_s(), span = 0;
     {
-        apps::ticker tick(me == 0, [&](double elapsed) {
-            std::fprintf(stderr, "  [%s] %.0f s, %d subdomains refined on rank 0\n", policy.c_str(),
-                         elapsed, g_busy.done());
+        example::ticker tick(me == 0, "  [" + policy + "]", [] {
+            return std::to_string(g_busy.done()) + " subdomains refined on rank 0";
         });
         res.ok &= rt.run([&]() -> prema::task<> {
             for (int i = first(me); i < first(me + 1); ++i)
@@ -391,10 +353,9 @@ bool report(const options& o, const prema::config& cfg, const domain& d,
     std::printf("%d subdomains (%d x %d, block placement by rows), hmin %g, hmax %g, grade %g, "
                 "angle bound %.4g deg, load estimate %s, %d Steiner points per step\n\n",
                 d.subdomains(), d.columns(), d.rows(), o.hmin, o.hmax, o.grade, o.min_angle,
-                o.unit_estimate ? "unit" : "sizing", o.steps);
-    std::printf("%-15s %9s %8s %7s %6s | %-23s | %5s %10s %8s\n", "policy", "makespan",
-                "vs none", "speedup", "cores", "refine/worker min avg max", "migr", "triangles",
-                "check");
+                o.estimate.c_str(), o.steps);
+    std::printf("%-15s %9s %8s %7s %6s | %-23s | %5s %10s %8s\n", "policy", "makespan", "vs none",
+                "speedup", "cores", "refine/worker min avg max", "migr", "triangles", "check");
     bool ok = true;
     for (const auto& r : runs) {
         totals rt = sum_up(r, d);
@@ -406,9 +367,8 @@ bool report(const options& o, const prema::config& cfg, const domain& d,
                     "%8s\n",
                     r.policy.c_str(), r.makespan, -100 * (1 - r.makespan / base.makespan),
                     base.makespan / r.makespan, r.cpu / r.makespan, r.busy_min(), r.busy_avg(),
-                    r.busy_max(),
-                    (unsigned long long)r.migrations, (unsigned long long)rt.triangles,
-                    good ? "ok" : "FAILED");
+                    r.busy_max(), (unsigned long long)r.migrations,
+                    (unsigned long long)rt.triangles, good ? "ok" : "FAILED");
     }
     std::printf("\nmesh: %llu triangles, %llu points (%llu Steiner), digest %016llx\n",
                 (unsigned long long)t.triangles, (unsigned long long)t.points,
@@ -434,64 +394,38 @@ bool report(const options& o, const prema::config& cfg, const domain& d,
     return ok;
 }
 
-void json_list(std::FILE* f, const std::vector<double>& v) {
-    std::fprintf(f, "[");
-    for (std::size_t i = 0; i < v.size(); ++i)
-        std::fprintf(f, "%s%.6f", i ? ", " : "", v[i]);
-    std::fprintf(f, "]");
-}
-
-void write_json(const std::string& path, const options& o, const prema::config& cfg,
+bool write_json(const std::string& path, const options& o, const prema::config& cfg,
                 const domain& d, const std::vector<run_result>& runs, bool ok) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f)
-        throw std::runtime_error("cannot write " + path);
     int p = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     totals t = sum_up(runs.front(), d);
-    std::fprintf(f,
-                 "{\"ranks\": %d, \"workers\": %d, \"subdomains\": %d, \"hmin\": %g, \"hmax\": "
-                 "%g, \"grade\": %g, \"min_angle_deg\": %g, \"estimate\": \"%s\", \"steps\": %d,\n"
-                 " \"triangles\": %llu, \"points\": %llu, \"digest\": \"%016llx\", "
-                 "\"smallest_angle_deg\": %.6f, \"below_bound\": %llu, \"area\": %.12f, "
-                 "\"ok\": %s,\n \"runs\": [\n",
-                 p, cfg.workers, d.subdomains(), o.hmin, o.hmax, o.grade, o.min_angle,
-                 o.unit_estimate ? "unit" : "sizing", o.steps, (unsigned long long)t.triangles,
-                 (unsigned long long)t.points, (unsigned long long)t.digest, t.min_angle,
-                 (unsigned long long)t.below, t.area, ok ? "true" : "false");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        const auto& r = runs[i];
-        std::fprintf(f,
-                     "  {\"policy\": \"%s\", \"makespan_s\": %.6f, \"improvement\": %.4f, "
-                     "\"cpu_s\": %.6f, \"migrations\": %llu, \"refine_min_s\": %.6f, \"refine_avg_s\": %.6f, "
-                     "\"refine_max_s\": %.6f, \"per_worker_refine_s\": ",
-                     r.policy.c_str(), r.makespan, 1 - r.makespan / runs.front().makespan,
-                     r.cpu, (unsigned long long)r.migrations, r.busy_min(), r.busy_avg(), r.busy_max());
-        json_list(f, r.busy);
-        std::fprintf(f, "}%s\n", i + 1 < runs.size() ? "," : "");
+    example::json out;
+    out.set("ranks", p).set("workers", cfg.workers).set("subdomains", d.subdomains());
+    out.set("hmin", o.hmin).set("hmax", o.hmax).set("grade", o.grade);
+    out.set("min_angle_deg", o.min_angle).set("estimate", o.estimate).set("steps", o.steps);
+    out.set("triangles", (long long)t.triangles).set("points", (long long)t.points);
+    char digest[17];
+    std::snprintf(digest, sizeof digest, "%016llx", (unsigned long long)t.digest);
+    out.set("digest", digest).set("smallest_angle_deg", t.min_angle);
+    out.set("below_bound", (long long)t.below).set("area", t.area).set("ok", ok);
+    std::vector<example::json> list;
+    for (const auto& r : runs) {
+        example::json j;
+        j.set("policy", r.policy).set("makespan_s", r.makespan);
+        j.set("improvement", 1 - r.makespan / runs.front().makespan).set("cpu_s", r.cpu);
+        j.set("migrations", (long long)r.migrations).set("refine_min_s", r.busy_min());
+        j.set("refine_avg_s", r.busy_avg()).set("refine_max_s", r.busy_max());
+        j.set("per_worker_refine_s", r.busy);
+        list.push_back(j);
     }
-    std::fprintf(f, "]}\n");
-    std::fclose(f);
+    out.set("runs", list);
+    return out.write(path);
 }
 
-int program(int argc, char** argv, int me, int p) {
-    bool lb_given = apps::lb_option_given(argc, argv);
-    prema::config cfg;
-    options o;
-    try {
-        cfg = prema::config::from_args(argc, argv);
-        if (!parse_options(argc, argv, o)) {
-            if (me == 0)
-                std::fputs(usage_text, stdout);
-            return 0;
-        }
-        if (!o.policy.empty())
-            apps::check_policy(o.policy);
-    } catch (const std::exception& e) {
-        if (me == 0)
-            std::fprintf(stderr, "mesh_refinement: %s\n", e.what());
-        return 2;
-    }
+int program(const options& o, const prema::config& cfg) {
+    int me = 0, p = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
     int n = o.subdomains > 0 ? o.subdomains : o.per_worker * cfg.workers * p;
     domain d(n, o.hmin, o.hmax, o.grade);
     g_domain = &d;
@@ -499,7 +433,7 @@ int program(int argc, char** argv, int me, int p) {
     g_steps = o.steps;
 
     std::vector<std::string> names{"none"};
-    for (auto& name : apps::policies_to_run(o.all, o.policy, lb_given, cfg.lb, "work_stealing"))
+    for (auto& name : o.policies.resolve(cfg.lb, "work_stealing"))
         if (name != "none")
             names.push_back(name);
     std::vector<run_result> runs;
@@ -521,7 +455,7 @@ int program(int argc, char** argv, int me, int p) {
         std::printf("wrote %s\n", o.vtk.c_str());
     }
     if (!o.json.empty()) {
-        write_json(o.json, o, cfg, d, runs, ok);
+        ok &= write_json(o.json, o, cfg, d, runs, ok);
         std::printf("wrote %s\n", o.json.c_str());
     }
     return ok ? 0 : 1;
@@ -530,17 +464,9 @@ int program(int argc, char** argv, int me, int p) {
 } // namespace
 
 int main(int argc, char** argv) {
-    int provided = 0, me = 0, p = 1;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    int rc = 1;
-    try {
-        rc = program(argc, argv, me, p);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mesh_refinement: rank %d: %s\n", me, e.what());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MPI_Finalize();
-    return rc;
+    options o;
+    example::cli cli("mesh_refinement", description);
+    o.add_to(cli, argc, argv);
+    return example::main(argc, argv, cli,
+                         [&](const prema::config& cfg) { return program(o, cfg); });
 }
