@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev                # logging
   doctest-dev                  # tests
   libcereal-dev                # serialization of handler arguments and objects
+  libcgal-dev                  # 2-D Delaunay mesher of examples/mesh_refinement (optional)
   python3-matplotlib           # benchmark plots (benchmarks/plot_*.py); optional
 )
 

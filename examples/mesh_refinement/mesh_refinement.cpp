@@ -70,6 +70,7 @@ struct options {
     double hmin = 1e-4, hmax = 0.05, grade = 0.1, min_angle = 20.7;
     std::string estimate = "sizing";
     int steps = 32;
+    int repeat = 1;
     std::string vtk, json;
 
     void add_to(example::cli& cli, int argc, char** argv) {
@@ -91,6 +92,10 @@ struct options {
                 "field, or 1 for every subdomain",
                 estimate, {"sizing", "unit"});
         cli.add("--steps", "K", "Steiner points inserted between yield points", steps, 1, 1 << 20);
+        cli.add("--repeat", "N",
+                "run the whole sequence N times; each policy shows its fastest run (the least "
+                "disturbed by other work on the machine)",
+                repeat, 1, 100);
         cli.add("--vtk", "FILE",
                 "write the final mesh (legacy VTK; cell fields: subdomain and, per run, the rank "
                 "that refined it); plot_mesh.py draws it",
@@ -340,6 +345,13 @@ totals sum_up(const run_result& r, const domain& d) {
     return t;
 }
 
+// Whether two runs made the same mesh in every subdomain (rank 0 holds the summaries).
+bool same_meshes(const run_result& a, const run_result& b) {
+    return std::equal(
+        a.subdomains.begin(), a.subdomains.end(), b.subdomains.begin(), b.subdomains.end(),
+        [](const summary& x, const summary& y) { return x.quality.digest == y.quality.digest; });
+}
+
 // Rank 0: verifies the runs and prints their figures; returns whether every check passed.
 bool report(const options& o, const prema::config& cfg, const domain& d,
             const std::vector<run_result>& runs) {
@@ -436,13 +448,25 @@ int program(const options& o, const prema::config& cfg) {
     for (auto& name : o.policies.resolve(cfg.lb, "work_stealing"))
         if (name != "none")
             names.push_back(name);
-    std::vector<run_result> runs;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        runs.push_back(run_once(o, cfg, names[i], !o.vtk.empty() && i + 1 == names.size()));
+    // With --repeat, the sequence runs again and each policy keeps its fastest run (the one the
+    // rest of the machine disturbed least); every run is checked.
+    std::vector<run_result> runs(names.size());
+    bool all_ok = true;
+    for (int rep = 0; rep < o.repeat; ++rep)
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            bool last = rep + 1 == o.repeat && i + 1 == names.size();
+            run_result r = run_once(o, cfg, names[i], !o.vtk.empty() && last);
+            all_ok &= r.ok && (rep == 0 || same_meshes(runs[i], r));
+            auto meshes = std::move(r.meshes);
+            if (rep == 0 || r.makespan < runs[i].makespan)
+                runs[i] = std::move(r);
+            if (!meshes.empty())
+                runs[i].meshes = std::move(meshes);
+        }
     if (me != 0)
-        return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r.ok; }) ? 0 : 1;
+        return all_ok ? 0 : 1;
 
-    bool ok = report(o, cfg, d, runs);
+    bool ok = report(o, cfg, d, runs) && all_ok;
     if (!o.vtk.empty()) {
         std::vector<subdomain_field> fields;
         for (const auto& r : runs) {
