@@ -286,8 +286,9 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
 
     // Phase 3: rank 0 collects and cleans up.
     if (me == 0)
-        std::fprintf(stderr, "[%s] done in %.3f s; collecting %d subdomains%s\n", policy.c_str(),
-                     res.makespan, n, keep_meshes ? " and their meshes" : "");
+        std::fprintf(stderr, "[%s] done in %.3f s on %.2f cores; collecting %d subdomains%s\n",
+                     policy.c_str(), res.makespan, res.cpu / res.makespan, n,
+                     keep_meshes ? " and their meshes" : "");
     res.ok &= rt.run([&]() -> prema::task<> {
         if (me != 0)
             co_return;
@@ -377,7 +378,7 @@ bool report(const options& o, const prema::config& cfg, const domain& d,
         ok &= good;
         std::printf("%-15s %8.3fs %+7.1f%% %6.2fx %6.2f | %6.3f %6.3f %6.3f s    | %5llu %10llu "
                     "%8s\n",
-                    r.policy.c_str(), r.makespan, -100 * (1 - r.makespan / base.makespan),
+                    r.policy.c_str(), r.makespan, 100 * (r.makespan / base.makespan - 1),
                     base.makespan / r.makespan, r.cpu / r.makespan, r.busy_min(), r.busy_avg(),
                     r.busy_max(), (unsigned long long)r.migrations,
                     (unsigned long long)rt.triangles, good ? "ok" : "FAILED");
@@ -397,8 +398,9 @@ bool report(const options& o, const prema::config& cfg, const domain& d,
         auto best = std::min_element(runs.begin() + 1, runs.end(),
                                      [](auto& a, auto& b) { return a.makespan < b.makespan; });
         double cut = 1 - best->makespan / base.makespan;
-        std::printf("best: %s, %.1f%% faster than none (target 30%% on 4+ ranks: %s)\n",
-                    best->policy.c_str(), 100 * cut, cut >= 0.3 ? "met" : "NOT met");
+        std::printf("best: %s, %.1f%% %s than none (target: 30%% faster on 4+ ranks: %s)\n",
+                    best->policy.c_str(), 100 * std::abs(cut), cut >= 0 ? "faster" : "slower",
+                    cut >= 0.3 ? "met" : "NOT met");
     }
     std::printf("cores: CPU time of all ranks during the refinement / makespan (what the machine "
                 "gave the job;\nbelow the ranks' count when other work shares the cores)\n");

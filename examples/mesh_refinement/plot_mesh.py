@@ -4,7 +4,7 @@ each subdomain: one panel per run (cell fields rank_<policy>), static placement 
 subdomain outlines; a zoom on the finest region under the first panel's colours is drawn
 beside them.
 
-    examples/mesh_refinement/plot_mesh.py mesh.vtk mesh.png [--fields rank_none,rank_diffusion]
+    examples/mesh_refinement/plot_mesh.py mesh.vtk mesh.png [--fields=rank_none,rank_diffusion]
 
 Needs numpy and matplotlib (python3-matplotlib); without them, prints a note and exits 0.
 """
