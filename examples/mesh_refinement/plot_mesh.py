@@ -90,7 +90,7 @@ def main() -> int:
     axes = axes.ravel()
     colours = dict(cmap=cmap, vmin=-0.5, vmax=cmap.N - 0.5)
     for ax, name in zip(axes, names):
-        ax.tripcolor(t, facecolors=fields[name], **colours)
+        ax.tripcolor(t, facecolors=fields[name], edgecolors="face", linewidth=0.2, **colours)
         if len(tri) <= 100000:
             ax.triplot(t, color="k", linewidth=0.05)
         ax.add_collection(LineCollection(outline, colors="k", linewidths=0.5))
