@@ -66,7 +66,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -83,6 +82,7 @@
 #include "../../examples/common/cli.hpp"
 #include "../../examples/common/policies.hpp"
 #include "../../examples/common/progress.hpp"
+#include "../../examples/common/stopwatch.hpp"
 #include "coro/worker_pool.hpp" // the calling thread's worker index (benchmark-only peek)
 
 namespace {
@@ -91,12 +91,6 @@ using clk = std::chrono::steady_clock;
 
 double now_s() {
     return std::chrono::duration<double>(clk::now().time_since_epoch()).count();
-}
-
-double thread_cpu_s() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,12 +299,13 @@ double work_step(double remaining) {
         std::this_thread::sleep_until(t + std::chrono::duration_cast<clk::duration>(len));
         return std::chrono::duration<double>(clk::now() - t).count();
     }
-    double c0 = thread_cpu_s(), target = std::min(spin_step_s, remaining), used = 0;
+    double c0 = example::stopwatch::thread_cpu_s(), target = std::min(spin_step_s, remaining),
+           used = 0;
     volatile double sink = 1;
     do {
         for (int k = 0; k < 256; ++k)
             sink = sink * 1.0000001 + 1e-9;
-        used = thread_cpu_s() - c0;
+        used = example::stopwatch::thread_cpu_s() - c0;
     } while (used < target);
     return used;
 }

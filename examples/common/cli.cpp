@@ -168,6 +168,11 @@ int main(int argc, char** argv, const cli& options,
     if (run) {
         try {
             rc = body(cfg);
+        } catch (const prema::usage_error& e) {
+            // Thrown by checks of the options that every rank makes alike.
+            if (rank == 0)
+                std::fprintf(stderr, "%s: %s\n", options.program().c_str(), e.what());
+            rc = 2;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: rank %d: %s\n", options.program().c_str(), rank, e.what());
             MPI_Abort(MPI_COMM_WORLD, 1);

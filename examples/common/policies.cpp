@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <string_view>
+
+#include <mpi.h>
 
 #include <prema/error.hpp>
 #include <prema/lb/scheduler.hpp>
@@ -40,6 +43,24 @@ std::vector<std::string> policy_choice::resolve(const std::string& cfg_lb,
         if (name != "none")
             out.push_back(name);
     return out;
+}
+
+unsigned long long run_under_policy(const prema::config& cfg, const std::string& policy,
+                                    prema::entry_fn entry) {
+    prema::config c = cfg;
+    c.lb = policy;
+    unsigned long long mine = 0, total = 0;
+    int failed = 0, any_failed = 0;
+    {
+        prema::runtime rt(MPI_COMM_WORLD, c);
+        failed = rt.run(std::move(entry));
+        mine = prema::lb::current_stats().migrations_out;
+    }
+    MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_failed)
+        throw std::runtime_error("the run under policy " + policy + " failed (see the log above)");
+    return total;
 }
 
 } // namespace example

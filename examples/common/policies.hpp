@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <prema/runtime.hpp>
+
 #include "cli.hpp"
 
 namespace example {
@@ -23,5 +25,11 @@ struct policy_choice {
     // of --policy, else of --prema-lb (cfg_lb), else `fallback`.
     std::vector<std::string> resolve(const std::string& cfg_lb, const std::string& fallback) const;
 };
+
+// Runs `entry` as the one phase of a fresh runtime whose policy is `policy` (the rest of `cfg`
+// unchanged) and returns the migrations the policy made, summed over the ranks (on every rank).
+// Collective. Throws std::runtime_error on every rank if a handler failed on any.
+unsigned long long run_under_policy(const prema::config& cfg, const std::string& policy,
+                                    prema::entry_fn entry);
 
 } // namespace example

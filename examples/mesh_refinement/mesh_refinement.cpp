@@ -45,14 +45,15 @@
 #include <vector>
 
 #include <mpi.h>
-#include <sys/resource.h>
 
 #include <prema/prema.hpp>
 
 #include "../common/cli.hpp"
 #include "../common/json.hpp"
+#include "../common/placement.hpp"
 #include "../common/policies.hpp"
 #include "../common/progress.hpp"
+#include "../common/stopwatch.hpp"
 #include "domain.hpp"
 #include "mesh_quality.hpp"
 #include "refinement.hpp"
@@ -187,14 +188,6 @@ triangle_mesh mesh_of(const subdomain& s) {
 // ---------------------------------------------------------------------------------------------
 // One run
 
-// CPU time of this process (every thread: workers and progress), user and system.
-double process_cpu_s() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    auto s = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
-    return s(u.ru_utime) + s(u.ru_stime);
-}
-
 struct run_result {
     std::string policy;
     double makespan = 0;
@@ -224,7 +217,7 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     prema::runtime rt(MPI_COMM_WORLD, cfg);
 
     // Phase 1: block placement, rows from the bottom; names all-gathered.
-    auto first = [&](int r) { return int(std::int64_t(n) * r / p); };
+    auto first = [&](int r) { return example::first_item(r, p, n); };
     std::vector<prema::mobile_ptr<subdomain>> all(static_cast<std::size_t>(n));
     res.ok &= rt.run([&]() -> prema::task<> {
         for (int i = first(me); i < first(me + 1); ++i) {
@@ -255,7 +248,7 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
         std::fprintf(stderr, "[%s] refining %d subdomains\n", policy.c_str(), n);
     MPI_Barrier(MPI_COMM_WORLD);
     auto t0 = clk::now();
-    double cpu0 = process_cpu_s(), span = 0;
+    double cpu0 = example::stopwatch::process_cpu_s(), span = 0;
     {
         example::ticker tick(me == 0, "  [" + policy + "]", [] {
             return std::to_string(g_busy.done()) + " subdomains refined on rank 0";
@@ -266,7 +259,7 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
         }) == 0;
         span = std::chrono::duration<double>(clk::now() - t0).count();
     }
-    double cpu = process_cpu_s() - cpu0;
+    double cpu = example::stopwatch::process_cpu_s() - cpu0;
     MPI_Reduce(&cpu, &res.cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     prema::lb::enable_balancing(false);
     auto after = prema::lb::current_stats();

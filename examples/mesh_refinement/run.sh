@@ -16,13 +16,8 @@
 # SUBDOMAINS (default 64: 16 per rank on 4 ranks), REPEAT (default 2).
 set -euo pipefail
 
-# shellcheck source=benchmarks/bench_env.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../../benchmarks/bench_env.sh"
-bench_build mesh_refinement
-bin="$build/examples/mesh_refinement"
-out="$root/examples/mesh_refinement/results"
-mkdir -p "$out"
-launch=(--oversubscribe --bind-to none "${as_root[@]}")
+# shellcheck source=examples/common/example_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common/example_env.sh" mesh_refinement
 common=(--all --subdomains "${SUBDOMAINS:-64}" --repeat "${REPEAT:-2}")
 
 run() { # NAME NP [options...]
