@@ -6,15 +6,6 @@
 
 namespace heat2d {
 
-int problem::owner(int block, int ranks) const {
-    int r = int(long(block) * ranks / blocks); // close; first_block's rounding decides
-    while (r + 1 < ranks && first_block(r + 1, ranks) <= block)
-        ++r;
-    while (first_block(r, ranks) > block)
-        --r;
-    return r;
-}
-
 tile::tile(const problem& p, int block)
     : rows(p.block_rows), cols(p.cols), u(std::size_t(rows + 2) * std::size_t(cols + 2), 0.0) {
     // Two hot rectangles, one across a block boundary, so heat crosses blocks from the start.

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "../common/placement.hpp"
+
 namespace heat2d {
 
 struct problem {
@@ -17,8 +19,8 @@ struct problem {
     double alpha = 0.2; // diffusion number k dt / h^2; the explicit scheme is stable up to 0.25
 
     // Blocks go to ranks in contiguous runs, so most neighbours share a rank in both versions.
-    int first_block(int rank, int ranks) const { return int(long(blocks) * rank / ranks); }
-    int owner(int block, int ranks) const;
+    int first_block(int rank, int ranks) const { return example::first_item(rank, ranks, blocks); }
+    int owner(int block, int ranks) const { return example::owner_of(block, ranks, blocks); }
 };
 
 // One block's cells with a ghost frame: ghost columns stay 0 (the fixed boundary), ghost rows

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "../common/progress.hpp"
+#include "../common/stopwatch.hpp"
 #include "versions.hpp"
 
 namespace heat2d {
@@ -24,7 +25,7 @@ outcome run_mpi(const problem& p) {
     example::progress shown("heat2d mpi: step");
 
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    example::stopwatch clock;
     for (int s = 0; s < p.steps; ++s) {
         tile &top = tiles.front(), &bottom = tiles.back();
         MPI_Request req[4];
@@ -50,7 +51,7 @@ outcome run_mpi(const problem& p) {
             shown.report(s + 1, p.steps);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    outcome out{MPI_Wtime() - t0, 0};
+    outcome out{clock.wall_s(), clock.cpu_s()};
 
     std::vector<double> mine, all(static_cast<std::size_t>(p.blocks));
     for (auto& t : tiles)

@@ -7,17 +7,19 @@
 //
 // The entry coroutine runs the steps in segments: it tells every block how far to go and waits
 // for quiescence, at which point every block has done exactly `done` steps and no message is in
-// flight. The top of that loop is the one place between steps (progress is reported there).
+// flight. The top of that loop is the one place between steps (progress is reported there;
+// --rotate moves every block one rank on there, which must not change the answer).
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
-#include <mpi.h>
 #include <prema/prema.hpp>
 
+#include "../common/policies.hpp"
 #include "../common/progress.hpp"
+#include "../common/stopwatch.hpp"
 #include "versions.hpp"
 
 namespace heat2d {
@@ -72,6 +74,11 @@ prema::task<> advance(block& b) {
 }
 
 prema::task<> on_edge(block& b, std::int64_t step, int side, std::vector<double> row) {
+    if ((side != 0 && side != 1) || row.size() != std::size_t(b.cells.cols) || step < b.step)
+        throw std::runtime_error("block " + std::to_string(b.index) + " at step " +
+                                 std::to_string(b.step) + ": bad edge row (side " +
+                                 std::to_string(side) + ", step " + std::to_string(step) + ", " +
+                                 std::to_string(row.size()) + " values)");
     std::size_t slot = std::size_t(side * 2 + step % 2);
     b.ghost[slot] = std::move(row);
     b.ghost_step[slot] = step;
@@ -95,10 +102,9 @@ double block_sum(const block& b) {
 
 } // namespace
 
-outcome run_prema(const problem& p, const prema::config& cfg) {
+outcome run_prema(const problem& p, const prema::config& cfg, bool rotate) {
     outcome out;
-    prema::runtime rt(MPI_COMM_WORLD, cfg);
-    int rc = rt.run([&]() -> prema::task<> {
+    out.migrations = example::run_under_policy(cfg, cfg.lb, [&]() -> prema::task<> {
         int me = prema::rank();
         std::vector<prema::mobile_ptr<block>> blocks;
         if (me == 0) {
@@ -110,13 +116,17 @@ outcome run_prema(const problem& p, const prema::config& cfg) {
                                      b + 1 < blocks.size() ? blocks[b + 1]
                                                            : prema::mobile_ptr<block>{});
         }
-        co_await prema::quiescence();               // every block placed, step-0 edges delivered
-        auto t0 = std::chrono::steady_clock::now(); // no MPI inside a phase
+        co_await prema::quiescence();      // every block placed, step-0 edges delivered
+        prema::lb::enable_balancing(true); // blocks move only under a --prema-lb policy
+        example::stopwatch clock;
         example::progress shown("heat2d prema: step");
         // Ten segments: progress every tenth of the run, at the cost of ten global waits.
         std::int64_t segment = std::max(1, p.steps / 10);
         for (std::int64_t done = 0; done < p.steps;) {
             // Between steps: every block has done `done` steps, nothing is in flight.
+            if (rotate && done > 0)
+                for (auto& b : blocks)
+                    co_await prema::migrate(b, (prema::where(b) + 1) % prema::ranks());
             std::int64_t next = std::min<std::int64_t>(p.steps, done + segment);
             for (auto& b : blocks)
                 co_await prema::send(b, prema::fn<&run_until>, next);
@@ -125,14 +135,13 @@ outcome run_prema(const problem& p, const prema::config& cfg) {
             if (me == 0)
                 shown.report(done, p.steps);
         }
-        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        out.seconds = clock.wall_s();
+        out.cpu_s = clock.cpu_s();
         std::vector<double> sums;
         for (auto& b : blocks)
             sums.push_back(co_await prema::call(b, prema::fn<&block_sum>));
         out.checksum = checksum(sums);
     });
-    if (rc != 0)
-        throw std::runtime_error("the PREMA run failed (see the log above)");
     return out;
 }
 

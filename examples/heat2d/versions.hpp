@@ -1,6 +1,6 @@
 // The two implementations of heat2d, each run on every rank of MPI_COMM_WORLD. Both return
-// the time of the time-stepping loop (setup excluded, the same on every rank) and the
-// checksum (valid on rank 0).
+// the wall time of the time-stepping loop (setup excluded; from and to points every rank
+// passes together), this process's CPU time in it, and the checksum (valid on rank 0).
 #pragma once
 
 #include <prema/config.hpp>
@@ -11,13 +11,16 @@ namespace heat2d {
 
 struct outcome {
     double seconds = 0;
+    double cpu_s = 0; // this rank's process, all threads
     double checksum = 0;
+    unsigned long long migrations = 0; // PREMA only: blocks moved by the --prema-lb policy
 };
 
 // Plain MPI: each rank steps its run of blocks, exchanging edge rows with MPI_Isend/Irecv.
 outcome run_mpi(const problem& p);
 
 // PREMA: blocks are mobile objects that exchange edge rows by messages and step on their own.
-outcome run_prema(const problem& p, const prema::config& cfg);
+// `rotate`: between segments of steps, every block migrates to the next rank.
+outcome run_prema(const problem& p, const prema::config& cfg, bool rotate);
 
 } // namespace heat2d
