@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,10 +75,18 @@ struct chunk {
 };
 
 void store_positions(std::int64_t step, int begin, std::vector<double> x) {
-    std::copy(x.begin(), x.end(), world.x[step % 2].begin() + 3 * std::ptrdiff_t(begin));
+    auto& to = world.x[step % 2];
+    if (begin < 0 || x.size() % 3 || 3 * std::size_t(begin) + x.size() > to.size())
+        throw std::runtime_error("positions of particles from " + std::to_string(begin) + ", " +
+                                 std::to_string(x.size()) + " values: not within the " +
+                                 std::to_string(to.size() / 3) + " particles");
+    std::copy(x.begin(), x.end(), to.begin() + 3 * std::ptrdiff_t(begin));
 }
 
 void record_energy(int index, double start, double end) {
+    if (index < 0 || std::size_t(index) >= world.start_energy.size())
+        throw std::runtime_error("energy of chunk " + std::to_string(index) + " of " +
+                                 std::to_string(world.start_energy.size()));
     world.start_energy[std::size_t(index)] = start;
     world.end_energy[std::size_t(index)] = end;
 }
