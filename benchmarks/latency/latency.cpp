@@ -36,7 +36,16 @@
 
 #include <prema/prema.hpp>
 
+#include "pingpong.hpp"
+
 namespace {
+
+namespace measure = prema::measure;
+using measure::ball;
+using measure::ball_ptr;
+using measure::mpi_pingpong;
+using measure::summarize;
+using stats = measure::rtt_stats;
 
 using clk = std::chrono::steady_clock;
 
@@ -172,53 +181,7 @@ int iterations(const options& o, std::size_t bytes) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Statistics
-
-struct stats {
-    double median_rtt_us = 0, mean_rtt_us = 0, min_rtt_us = 0;
-    int n = 0;
-    double half_rtt() const { return median_rtt_us / 2; }
-    double mb_per_s(std::size_t bytes) const { return double(bytes) / half_rtt(); } // B/us = MB/s
-};
-
-stats summarize(std::vector<double> rtt) {
-    stats s;
-    s.n = int(rtt.size());
-    if (rtt.empty())
-        return s;
-    std::sort(rtt.begin(), rtt.end());
-    std::size_t m = rtt.size() / 2;
-    s.median_rtt_us = rtt.size() % 2 ? rtt[m] : (rtt[m - 1] + rtt[m]) / 2;
-    s.min_rtt_us = rtt.front();
-    double sum = 0;
-    for (double x : rtt)
-        sum += x;
-    s.mean_rtt_us = sum / double(rtt.size());
-    return s;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Raw MPI
-
-std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int iters) {
-    std::vector<char> buf(bytes, 'x');
-    std::vector<double> rtt;
-    rtt.reserve(std::size_t(iters));
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int i = 0; i < warmup + iters; ++i) {
-        if (rank == 0) {
-            auto t0 = clk::now();
-            MPI_Send(buf.data(), int(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (i >= warmup)
-                rtt.push_back(micros(clk::now() - t0));
-        } else if (rank == 1) {
-            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf.data(), int(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-        }
-    }
-    return rtt;
-}
+// Raw MPI message rate (the ping-pongs are in tools/measure/pingpong.hpp)
 
 struct sixteen {
     std::uint64_t seq, pad;
@@ -260,77 +223,31 @@ double mpi_rate(int rank, long count, int window) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// PREMA ping-pong: the chain runs entirely in handlers; rank 0 timestamps every pong.
+// PREMA ping-pong (transport and mobile objects): the chains run entirely in handlers
+// (tools/measure/pingpong.cpp); rank 0 timestamps every pong.
 
-struct chain_state {
-    int left = 0;                        // pongs still expected for this size
-    std::vector<clk::time_point> stamps; // [0]: first ping sent; then one per pong
-} chain;
-
-prema::task<> pong(std::vector<char> payload);
-
-// Runs on rank 1: bounce the payload straight back.
-prema::task<> ping(std::vector<char> payload) {
-    co_await prema::send(0, prema::fn<&pong>, payload);
-}
-
-// Runs on rank 0: one round trip done; start the next one.
-prema::task<> pong(std::vector<char> payload) {
-    chain.stamps.push_back(clk::now());
-    if (--chain.left > 0)
-        co_await prema::send(1, prema::fn<&ping>, payload);
+void note_sweep(const char* layer, const char* mode, std::size_t bytes, int n,
+                std::vector<double> rtt, std::vector<stats>& out) {
+    if (int(rtt.size()) != n)
+        std::fprintf(stderr, "latency: %s %s %zu B: expected %d round trips, timed %zu\n", layer,
+                     mode, bytes, n, rtt.size());
+    out.push_back(summarize(std::move(rtt)));
+    std::fprintf(stderr, "  %s/%-9s %8zu B  %9.2f us half-RTT  (%d iters)\n", layer, mode, bytes,
+                 out.back().half_rtt(), n);
 }
 
 prema::task<> latency_entry(const options& o, const std::vector<std::size_t>& sizes,
                             const char* mode, std::vector<stats>& out) {
     for (std::size_t bytes : sizes) {
         int n = iterations(o, bytes);
-        if (prema::rank() == 0) {
-            chain.left = o.warmup + n;
-            chain.stamps.clear();
-            chain.stamps.reserve(std::size_t(chain.left) + 1);
-            std::vector<char> payload(bytes, 'x');
-            chain.stamps.push_back(clk::now());
-            co_await prema::send(1, prema::fn<&ping>, payload);
-        }
-        co_await prema::quiescence(); // every rank, once per size: the chain has ended
-        if (prema::rank() == 0) {
-            std::vector<double> rtt;
-            for (std::size_t i = std::size_t(o.warmup) + 1; i < chain.stamps.size(); ++i)
-                rtt.push_back(micros(chain.stamps[i] - chain.stamps[i - 1]));
-            if (int(rtt.size()) != n)
-                std::fprintf(stderr, "latency: %s %zu B: expected %d round trips, timed %zu\n",
-                             mode, bytes, n, rtt.size());
-            out.push_back(summarize(std::move(rtt)));
-            std::fprintf(stderr, "  prema/%-9s %8zu B  %9.2f us half-RTT  (%d iters)\n", mode,
-                         bytes, out.back().half_rtt(), n);
-        }
+        auto rtt = co_await measure::transport_pingpong(bytes, o.warmup, n);
+        if (prema::rank() == 0)
+            note_sweep("prema", mode, bytes, n, std::move(rtt), out);
     }
 }
 
-// ---------------------------------------------------------------------------------------------
 // Mobile-object ping-pong: the same chain between two objects, one on rank 0 and one on rank 1;
 // every message goes through the object layer (directory, ordering, scheduler).
-
-struct ball {
-    template <class Ar> void serialize(Ar&) {}
-};
-using ball_ptr = prema::mobile_ptr<ball>;
-
-prema::task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload);
-
-// On rank 1's ball: bounce straight back to the ball that sent it.
-prema::task<> ball_ping(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload) {
-    co_await prema::send(to, prema::fn<&ball_pong>, me, to, payload);
-}
-
-// On rank 0's ball: one round trip done; start the next one.
-prema::task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload) {
-    chain.stamps.push_back(clk::now());
-    if (--chain.left > 0)
-        co_await prema::send(to, prema::fn<&ball_ping>, me, to, payload);
-}
-
 prema::task<> object_entry(const options& o, const std::vector<std::size_t>& sizes,
                            const char* mode, std::vector<stats>& out) {
     ball_ptr mine, theirs;
@@ -342,23 +259,9 @@ prema::task<> object_entry(const options& o, const std::vector<std::size_t>& siz
         if (bytes > o.object_max_bytes)
             break;
         int n = iterations(o, bytes);
-        if (prema::rank() == 0) {
-            chain.left = o.warmup + n;
-            chain.stamps.clear();
-            chain.stamps.reserve(std::size_t(chain.left) + 1);
-            chain.stamps.push_back(clk::now());
-            co_await prema::send(theirs, prema::fn<&ball_ping>, mine, theirs,
-                                 std::vector<char>(bytes, 'x'));
-        }
-        co_await prema::quiescence();
-        if (prema::rank() == 0) {
-            std::vector<double> rtt;
-            for (std::size_t i = std::size_t(o.warmup) + 1; i < chain.stamps.size(); ++i)
-                rtt.push_back(micros(chain.stamps[i] - chain.stamps[i - 1]));
-            out.push_back(summarize(std::move(rtt)));
-            std::fprintf(stderr, "  object/%-8s %8zu B  %9.2f us half-RTT  (%d iters)\n", mode,
-                         bytes, out.back().half_rtt(), n);
-        }
+        auto rtt = co_await measure::object_pingpong(mine, theirs, bytes, o.warmup, n);
+        if (prema::rank() == 0)
+            note_sweep("object", mode, bytes, n, std::move(rtt), out);
     }
 }
 

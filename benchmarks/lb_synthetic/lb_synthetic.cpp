@@ -5,21 +5,23 @@
 //   (--help lists every option; --prema-* runtime options apply to every run)
 //
 // Workload. N = objects-per-worker x workers x ranks mobile objects, each with ONE work item.
-// A fraction (--heavy-fraction, 0.2) of them is heavy: --heavy-factor (2.5) times the light
-// weight (--light-ms, 50). Work is either sleeping (--work=sleep: std::this_thread::sleep_until
-// in chunks of --chunk-us, so that many ranks can share 2 cores without the machine's size
-// distorting the schedule) or spinning (--work=spin: a busy loop that consumes the item's
-// weight in THREAD CPU time, in steps of 50 us). Between chunks the handler passes a
-// co_await prema::yield_point(), so the runtime can serve messages when the quantum expires.
-// An item is finished when the time spent inside its chunks reaches its weight (a sleep that
-// overshoots is counted, not repeated), so an item occupies its worker for its weight.
+// --shape step (default): a fraction (--heavy-fraction, 0.2) of them is heavy: --heavy-factor
+// (2.5) times the light weight (--light-ms, 50). --shape linear: weights grow linearly from the
+// light weight to --ratio (2) times it across the objects in rank order (rank 0's first object
+// is the lightest, the last rank's last object the heaviest). Work is either sleeping
+// (--work=sleep: std::this_thread::sleep_until in chunks of --chunk-us, so that many ranks can
+// share 2 cores without the machine's size distorting the schedule) or spinning (--work=spin: a
+// busy loop that consumes the item's weight in THREAD CPU time, in steps of 50 us). Between chunks
+// the handler passes a co_await prema::yield_point(), so the runtime can serve messages when the
+// quantum expires. An item is finished when the time spent inside its chunks reaches its weight (a
+// sleep that overshoots is counted, not repeated), so an item occupies its worker for its weight.
 //
 // One run: a fresh prema::runtime with cfg.lb = the policy.
 //   Phase 1 (balancing off): rank 0 creates every object and migrates object i to rank
 //     i % ranks (static round robin). Heavy objects are clustered on the first ranks
 //     (default: the first H objects in rank order are heavy) or spread with --scatter (the first
 //     H objects in round-robin order, i.e. H / ranks per rank). The object ids are then
-//     broadcast to every rank with MPI_Bcast.
+//     broadcast to every rank with MPI_Bcast. (Linear shapes ignore --scatter.)
 //   Phase 2: lb::enable_balancing(true) on every rank (not for `none`), MPI_Barrier, t0; every
 //     rank sends its own objects their work item (the owner's sends are local); rt.run()
 //     returns at global quiescence. makespan = max over ranks of (return time - t0).
@@ -104,6 +106,8 @@ struct options {
     int objects_per_worker = -1; // -1: 10, or 4 with --preemption
     double heavy_fraction = 0.2;
     double heavy_factor = 2.5;
+    std::string shape = "step";
+    double ratio = 2;     // linear shape: heaviest / lightest
     double light_ms = -1; // -1: 50, or 500 with --preemption
     bool scatter = false;
     bool trace = false;
@@ -112,6 +116,7 @@ struct options {
     int work = 0;            // work_kind, from work_option
     int chunk_us = 1000;
     std::string json;
+    std::string csv; // per-object weights and measured times of the static run
 
     // Declares the options; the defaults that depend on --preemption are settled by a check.
     void add_to(example::cli& cli, int argc, char** argv) {
@@ -120,6 +125,11 @@ struct options {
                 objects_per_worker, 1, 100000);
         cli.add("--heavy-fraction", "F", "share of heavy objects", heavy_fraction, 0.0, 1.0);
         cli.add("--heavy-factor", "X", "heavy weight / light weight", heavy_factor, 0.001, 1e6);
+        cli.add("--shape",
+                "step: heavy and light objects; linear: weights grow linearly across the objects "
+                "in rank order, from the light weight to --ratio times it",
+                shape, {"step", "linear"});
+        cli.add("--ratio", "X", "linear shape: heaviest / lightest weight", ratio, 1.0, 1e6);
         cli.add("--light-ms", "MS", "light item's work in ms (default 50; 500 with --preemption)",
                 light_ms, 0.0, 1e7);
         cli.add_flag("--scatter", "spread heavy objects evenly over the ranks (default: clustered)",
@@ -140,6 +150,10 @@ struct options {
                      "run yet may look idle to the policy)",
                      enable_after_send);
         cli.add("--json", "FILE", "also write the results as JSON", json);
+        cli.add("--csv", "FILE",
+                "write every object's home rank, nominal weight and measured time in the static "
+                "run as CSV: object,rank,weight_s,measured_s (what prema-model --csv reads)",
+                csv);
         cli.add_flag("--trace",
                      "print every rank's phase-2 events (item sent, object packed / installed, "
                      "item finished) to stderr, in seconds since t0",
@@ -147,6 +161,8 @@ struct options {
         cli.check([this] {
             if (policies.all && preemption)
                 throw prema::usage_error("--all and --preemption exclude each other");
+            if (preemption && policies.policy.find(',') != std::string::npos)
+                throw prema::usage_error("--preemption runs one policy, not a list");
             if (objects_per_worker < 0)
                 objects_per_worker = preemption ? 4 : 10;
             if (light_ms < 0)
@@ -178,24 +194,37 @@ const char* work_name(const options& o) {
 struct layout {
     int ranks = 1, workers = 1, objects = 0, heavy = 0;
     double light_s = 0, heavy_s = 0;
+    std::vector<double> weights; // seconds, by object index
 
     layout(const options& o, int p, int w)
         : ranks(p), workers(w), objects(o.objects_per_worker * w * p),
-          heavy(int(std::lround(o.heavy_fraction * objects))), light_s(o.light_ms * 1e-3),
-          heavy_s(o.light_ms * 1e-3 * o.heavy_factor), scatter(o.scatter) {}
+          heavy(o.shape == "step" ? int(std::lround(o.heavy_fraction * objects)) : 0),
+          light_s(o.light_ms * 1e-3), heavy_s(o.light_ms * 1e-3 * o.heavy_factor),
+          scatter(o.scatter) {
+        weights.resize(std::size_t(objects));
+        for (int i = 0; i < objects; ++i)
+            weights[std::size_t(i)] = o.shape == "linear"
+                                          ? light_s * (1 + (o.ratio - 1) * double(rank_order(i)) /
+                                                               double(std::max(objects - 1, 1)))
+                                      : is_heavy(i) ? heavy_s
+                                                    : light_s;
+    }
 
     int home(int i) const { return i % ranks; }
+    // Position of object i when the objects are listed rank by rank, each rank's in send order.
+    int rank_order(int i) const { return home(i) * (objects / ranks) + i / ranks; }
     bool is_heavy(int i) const {
         if (scatter)
-            return i < heavy; // the first H in round-robin order: H / ranks per rank
-        int per_rank = objects / ranks;
-        return home(i) * per_rank + i / ranks < heavy; // the first H in rank order
+            return i < heavy;         // the first H in round-robin order: H / ranks per rank
+        return rank_order(i) < heavy; // the first H in rank order
     }
-    double weight_s(int i) const { return is_heavy(i) ? heavy_s : light_s; }
-    double total_s() const { return heavy * heavy_s + (objects - heavy) * light_s; }
-    double largest_s() const { return heavy > 0 ? std::max(heavy_s, light_s) : light_s; }
+    double weight_s(int i) const { return weights[std::size_t(i)]; }
+    double total_s() const { return std::accumulate(weights.begin(), weights.end(), 0.0); }
+    double largest_s() const {
+        return weights.empty() ? 0.0 : *std::max_element(weights.begin(), weights.end());
+    }
     double lower_bound_s() const {
-        return std::max(total_s() / double(ranks * workers), objects > 0 ? largest_s() : 0.0);
+        return std::max(total_s() / double(ranks * workers), largest_s());
     }
     // Static makespan if every item took exactly its weight: the most loaded worker of the
     // most loaded rank with items dealt to workers in order (an estimate for progress output).
@@ -235,6 +264,7 @@ struct recorder {
     std::vector<event> events;
     std::vector<double> busy; // per worker of this rank
     std::vector<int> runs;    // per object: items finished on this rank
+    std::vector<double> item; // per object: time inside its chunks on this rank
     double last_done = 0;
 
     void reset(int workers, int objects) {
@@ -243,6 +273,7 @@ struct recorder {
         events.reserve(1 << 16);
         busy.assign(std::size_t(workers), 0.0);
         runs.assign(std::size_t(objects), 0);
+        item.assign(std::size_t(objects), 0.0);
         last_done = 0;
     }
 
@@ -262,6 +293,7 @@ struct recorder {
             return;
         events.push_back({t, object, final ? ev::done : ev::end});
         busy[std::size_t(std::clamp(worker, 0, int(busy.size()) - 1))] += t - since;
+        item[std::size_t(object)] += t - since;
         if (final) {
             ++runs[std::size_t(object)];
             last_done = std::max(last_done, t);
@@ -395,6 +427,7 @@ struct run_result {
     std::string progress;
     double makespan = 0, work_span = 0; // to quiescence / to the last item's end
     std::vector<double> busy;           // per worker, rank-major
+    std::vector<double> item;           // per object: time inside its chunks (rank 0 only)
     double overhead = 0, idle = 0, transit = 0;
     std::uint64_t migrations = 0, messages = 0, arrivals = 0;
     double max_wait = 0;
@@ -500,6 +533,8 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     MPI_Reduce(&after.max_answer_wait_s, &res.max_wait, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     std::vector<int> runs(std::size_t(n), 0);
     MPI_Reduce(rec.runs.data(), runs.data(), n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    res.item.assign(std::size_t(n), 0.0);
+    MPI_Reduce(rec.item.data(), res.item.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     res.busy.assign(std::size_t(w * p), 0.0);
     MPI_Gather(rec.busy.data(), w, MPI_DOUBLE, res.busy.data(), w, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int ok = res.ok, all_ok = 0;
@@ -536,10 +571,16 @@ void print_header(const options& o, const layout& lay, const prema::config& cfg)
                 "quantum %llu us, lb period %llu us\n",
                 lay.ranks, lay.workers, prema::to_string(cfg.progress).c_str(),
                 (unsigned long long)cfg.quantum_us, (unsigned long long)cfg.lb_period_us);
-    std::printf("%d objects (%d per worker), %d heavy (%.3g x) %s on the first ranks; light item "
-                "%.1f ms of %s work (chunks of %ld us)%s\n",
-                lay.objects, o.objects_per_worker, lay.heavy, o.heavy_factor,
-                o.scatter ? "scattered, not clustered," : "clustered", o.light_ms, work_name(o),
+    if (o.shape == "linear")
+        std::printf("%d objects (%d per worker), weights linear in rank order from 1 to %.3g x; "
+                    "lightest item ",
+                    lay.objects, o.objects_per_worker, o.ratio);
+    else
+        std::printf("%d objects (%d per worker), %d heavy (%.3g x) %s on the first ranks; light "
+                    "item ",
+                    lay.objects, o.objects_per_worker, lay.heavy, o.heavy_factor,
+                    o.scatter ? "scattered, not clustered," : "clustered");
+    std::printf("%.1f ms of %s work (chunks of %ld us)%s\n", o.light_ms, work_name(o),
                 work_kind(o.work) == work_kind::sleep ? o.chunk_us : 50L,
                 work_kind(o.work) == work_kind::spin ? " [thread CPU time]" : "");
     std::printf("balancing turned on %s\n", o.enable_after_send
@@ -623,14 +664,30 @@ void json_run(std::FILE* f, const run_result& r, const run_result& base, const l
                  "\"idle_s\": %.6f, \"transit_s\": %.6f, \"policy_messages\": %llu, "
                  "\"max_answer_wait_s\": %.6f, \"static_overhead_s\": %.6f,\n%s \"objects\": %d, "
                  "\"heavy\": %d, \"light_ms\": %.3f, \"heavy_factor\": %.3f, \"work\": \"%s\", "
-                 "\"placement\": \"%s\", \"balancing_on\": \"%s\", \"progress\": \"%s\", "
+                 "\"shape\": \"%s\", \"ratio\": %.3f, \"placement\": \"%s\", \"balancing_on\": "
+                 "\"%s\", \"progress\": \"%s\", "
                  "\"quantum_us\": %llu, \"ok\": %s}",
                  indent, lay.lower_bound_s() / r.makespan, r.work_span, r.overhead_fraction(),
                  r.idle, r.transit, (unsigned long long)r.messages, r.max_wait, base.overhead,
                  indent, lay.objects, lay.heavy, o.light_ms, o.heavy_factor, work_name(o),
-                 o.scatter ? "scattered" : "clustered",
+                 o.shape.c_str(), o.ratio, o.scatter ? "scattered" : "clustered",
                  o.enable_after_send ? "after_send" : "before_phase", r.progress.c_str(),
                  (unsigned long long)r.quantum_us, r.ok ? "true" : "false");
+}
+
+// --csv: the static run's objects, the format prema-model reads.
+bool write_csv(const std::string& path, const run_result& base, const layout& lay) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::perror(("lb_synthetic: cannot write " + path).c_str());
+        return false;
+    }
+    std::fprintf(f, "object,rank,weight_s,measured_s\n");
+    for (int i = 0; i < lay.objects; ++i)
+        std::fprintf(f, "%d,%d,%.6f,%.6f\n", i, lay.home(i), lay.weight_s(i),
+                     base.item[std::size_t(i)]);
+    std::fclose(f);
+    return true;
 }
 
 bool write_json(const std::string& path, const std::vector<run_result>& runs,
@@ -680,6 +737,8 @@ int main_balance(const options& o, const prema::config& base_cfg, int me, int p)
     print_targets(runs, base, lay.lower_bound_s());
     if (!o.json.empty() && write_json(o.json, runs, base, lay, o))
         std::printf("wrote %s\n", o.json.c_str());
+    if (!o.csv.empty() && write_csv(o.csv, base, lay))
+        std::printf("wrote %s\n", o.csv.c_str());
     if (!ok)
         std::fprintf(stderr, "lb_synthetic: a run failed (see above)\n");
     return ok ? 0 : 1;

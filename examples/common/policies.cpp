@@ -12,32 +12,58 @@
 
 namespace example {
 
-void policy_choice::add_to(cli& options, int argc, char** argv) {
-    lb_given = std::getenv("PREMA_LB") != nullptr;
+namespace {
+
+// "a,b" -> {a, b}; "" -> {}.
+std::vector<std::string> split_names(const std::string& list) {
+    std::vector<std::string> names;
+    for (std::size_t from = 0; from < list.size();) {
+        auto comma = std::min(list.find(',', from), list.size());
+        names.push_back(list.substr(from, comma - from));
+        from = comma + 1;
+    }
+    return names;
+}
+
+} // namespace
+
+bool lb_option_given(int argc, char** argv) {
+    bool given = std::getenv("PREMA_LB") != nullptr;
     for (int i = 1; i < argc; ++i) {
         std::string_view a(argv[i]);
-        lb_given |= a == "--prema-lb" || a.rfind("--prema-lb=", 0) == 0;
+        given |= a == "--prema-lb" || a.rfind("--prema-lb=", 0) == 0;
     }
-    options.add("--policy", "NAME",
-                "policy to compare with none (default: --prema-lb, or work_stealing)", policy);
+    return given;
+}
+
+void policy_choice::add_to(cli& options, int argc, char** argv) {
+    lb_given = lb_option_given(argc, argv);
+    options.add("--policy", "NAME[,NAME]",
+                "policies to compare with none, one after another (default: --prema-lb, or "
+                "work_stealing)",
+                policy);
     options.add_flag("--all", "every registered policy, one after another", all);
     options.check([this] {
         if (all && !policy.empty())
             throw prema::usage_error("--all and --policy exclude each other");
         auto names = prema::lb::policy_names();
-        if (policy.empty() || std::find(names.begin(), names.end(), policy) != names.end())
-            return;
-        std::string known;
-        for (auto& n : names)
-            known += (known.empty() ? "" : ", ") + n;
-        throw prema::usage_error("--policy " + policy + ": no such policy (known: " + known + ")");
+        for (auto& name : split_names(policy)) {
+            if (std::find(names.begin(), names.end(), name) != names.end())
+                continue;
+            std::string known;
+            for (auto& n : names)
+                known += (known.empty() ? "" : ", ") + n;
+            throw prema::usage_error("--policy " + policy + ": no such policy '" + name +
+                                     "' (known: " + known + ")");
+        }
     });
 }
 
 std::vector<std::string> policy_choice::resolve(const std::string& cfg_lb,
                                                 const std::string& fallback) const {
     if (!all)
-        return {!policy.empty() ? policy : lb_given ? cfg_lb : fallback};
+        return !policy.empty() ? split_names(policy)
+                               : std::vector<std::string>{lb_given ? cfg_lb : fallback};
     std::vector<std::string> out;
     for (auto& name : prema::lb::policy_names())
         if (name != "none")

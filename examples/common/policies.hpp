@@ -1,6 +1,7 @@
 // Which load-balancing policies a program that compares them runs, each on a prema::runtime of
-// its own after the static baseline (`none`): --all (every registered policy), --policy NAME,
-// or the runtime's --prema-lb. Runs on the thread that called main(), outside any phase.
+// its own after the static baseline (`none`): --all (every registered policy), --policy NAME
+// (or a comma-separated list of names), or the runtime's --prema-lb. Runs on the thread that called
+// main(), outside any phase.
 #pragma once
 
 #include <string>
@@ -12,8 +13,11 @@
 
 namespace example {
 
+// Whether --prema-lb (or PREMA_LB) is on main()'s command line, before the runtime removes it.
+bool lb_option_given(int argc, char** argv);
+
 struct policy_choice {
-    std::string policy;    // --policy NAME
+    std::string policy;    // --policy NAME[,NAME...]
     bool all = false;      // --all
     bool lb_given = false; // --prema-lb (or PREMA_LB) was on the command line
 
@@ -22,7 +26,7 @@ struct policy_choice {
     void add_to(cli& options, int argc, char** argv);
 
     // The policies to compare with `none`: every registered one but none (--all), else the one
-    // of --policy, else of --prema-lb (cfg_lb), else `fallback`.
+    // (or ones, in order) of --policy, else of --prema-lb (cfg_lb), else `fallback`.
     std::vector<std::string> resolve(const std::string& cfg_lb, const std::string& fallback) const;
 };
 

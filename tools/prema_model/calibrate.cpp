@@ -1,0 +1,193 @@
+// What each parameter is measured as (medians, rank 0's clock):
+//   startup_s, per_byte_s  least-squares line through the half round trips of PREMA handler
+//                          ping-pongs of 8 B to 64 KiB (tools/measure, as the latency benchmark)
+//   migrate_s              prema::migrate of an empty object between ranks 0 and 1, less the
+//                          completion reply's start-up
+//   poll_s                 co_await prema::yield() on one worker: requeue and resume
+//   decision_s             the work_stealing policy serving one request over a work map of 16
+//                          objects, on an in-process context (no messages)
+//   quiescence_s           a phase with nothing to do: runtime::run to global quiescence
+#include "calibrate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include <mpi.h>
+
+#include <prema/prema.hpp>
+
+#include "lb/model/machine.hpp"
+#include "lb/policies.hpp"
+#include "lb/policies/requester.hpp"
+#include "pingpong.hpp"
+
+namespace prema::model {
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+using measure::summarize;
+
+double seconds_since(clk::time_point t0) {
+    return std::chrono::duration<double>(clk::now() - t0).count();
+}
+
+double median_s(std::vector<double> v) {
+    if (v.empty())
+        return 0;
+    auto mid = v.begin() + std::ptrdiff_t(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+}
+
+void progress(const char* what) {
+    if (rank() == 0)
+        std::fprintf(stderr, "[calibrate] %s\n", what);
+}
+
+// A rank with `objects` pending objects and nothing else, for timing a policy's decision.
+class still_context final : public lb::context {
+  public:
+    explicit still_context(const config& cfg, int objects) : cfg_(cfg) {
+        for (int i = 0; i < objects; ++i)
+            map_.push_back({object_id{0, 0, std::uint64_t(i)}, 1.0 + i, 1});
+    }
+    void send(int, std::span<const std::byte>) override {}
+    bool migrate(object_id, int) override { return true; }
+    std::vector<lb::object_load> work_map() const override {
+        auto v = map_;
+        std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.load > b.load; });
+        return v;
+    }
+    double local_load() const override { return double(map_.size()); }
+    int running() const override { return 1; }
+    int rank() const override { return 0; }
+    int ranks() const override { return 2; }
+    int workers() const override { return 1; }
+    const config& options() const override { return cfg_; }
+    void note_answer_wait(double) override {}
+
+  private:
+    const config& cfg_;
+    std::vector<lb::object_load> map_;
+};
+
+// The request message of the receiver-initiated policies, as they encode it.
+struct request_bytes : detail::requester {
+    static std::vector<std::byte> make() {
+        msg m{kind::request, 0};
+        auto b = std::as_bytes(std::span(&m, 1));
+        return {b.begin(), b.end()};
+    }
+};
+
+double decision_s(const config& cfg) {
+    still_context ctx(cfg, 16);
+    auto policy = detail::make_work_stealing();
+    policy->attach(ctx);
+    auto request = request_bytes::make();
+    std::vector<double> times;
+    for (int i = 0; i < 2000; ++i) {
+        auto t0 = clk::now();
+        policy->receive(1, request);
+        times.push_back(seconds_since(t0));
+    }
+    return median_s(times);
+}
+
+// Line through (bytes, half round trip): intercept and slope, both clamped at 0.
+std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+    double n = double(x.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+    }
+    double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    slope = std::max(0.0, slope);
+    return {std::max(0.0, (sy - slope * sx) / n), slope};
+}
+
+task<> measure_entry(machine& m, std::vector<double>& migrations, std::vector<double>& yields) {
+    const std::vector<std::size_t> sizes{8, 1024, 8192, 16384, 65536};
+    std::vector<double> x, half;
+    for (std::size_t bytes : sizes) {
+        auto rtt = co_await measure::transport_pingpong(bytes, 50, 400);
+        x.push_back(double(bytes));
+        half.push_back(summarize(std::move(rtt)).half_rtt() * 1e-6);
+    }
+    std::tie(m.startup_s, m.per_byte_s) = fit_line(x, half);
+    if (rank() == 0) {
+        auto ball = make_mobile<measure::ball>();
+        for (int i = 0; i < 20 + 200; ++i) {
+            auto t0 = clk::now();
+            co_await migrate(ball, i % 2 == 0 ? 1 : 0); // there and back
+            if (i >= 20)
+                migrations.push_back(seconds_since(t0));
+        }
+        co_await destroy(ball);
+        for (int i = 0; i < 20000; ++i) {
+            auto t0 = clk::now();
+            co_await yield();
+            yields.push_back(seconds_since(t0));
+        }
+    }
+}
+
+} // namespace
+
+int calibrate(const config& base, const std::string& path) {
+    int me = 0, p = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    int rc = 0;
+    if (p < 2) {
+        if (me == 0)
+            std::fprintf(stderr, "prema-model --calibrate: needs 2 ranks (mpirun -np 2 prema-model "
+                                 "--calibrate FILE)\n");
+        rc = 2;
+    } else {
+        config cfg = base;
+        cfg.lb = "none";
+        machine m;
+        std::vector<double> migrations, yields, phases;
+        {
+            runtime rt(MPI_COMM_WORLD, cfg);
+            progress("message start-up and per-byte cost, migrations, yields");
+            rt.run([&] { return measure_entry(m, migrations, yields); });
+            progress("quiescence of an empty phase");
+            for (int i = 0; i < 50; ++i) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                auto t0 = clk::now();
+                rt.run([]() -> task<> { co_return; });
+                phases.push_back(seconds_since(t0));
+            }
+        }
+        progress("policy decisions");
+        m.migrate_s = std::max(0.0, median_s(migrations) - m.startup_s);
+        m.poll_s = median_s(yields);
+        m.decision_s = decision_s(cfg);
+        m.quiescence_s = median_s(phases);
+        if (me == 0) {
+            std::ofstream out(path);
+            write_machine(out, m,
+                          "Measured by prema-model --calibrate on " + std::to_string(p) +
+                              " ranks, " + std::to_string(cfg.workers) + " worker(s), " +
+                              to_string(cfg.progress) + " progress.");
+            if (!out) {
+                std::fprintf(stderr, "prema-model: cannot write %s\n", path.c_str());
+                rc = 1;
+            } else {
+                write_machine(std::cout, m, "");
+                std::printf("wrote %s\n", path.c_str());
+            }
+        }
+    }
+    return rc;
+}
+
+} // namespace prema::model
