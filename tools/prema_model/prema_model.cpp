@@ -115,7 +115,7 @@ struct options {
                 scan_neighbours);
         cli.add("--json", "FILE", "also write the figures as JSON", json);
         cli.check([this] {
-            if (csv.empty() == weights.empty())
+            if (calibrate.empty() && csv.empty() == weights.empty())
                 throw usage_error("give the workload with --csv FILE or --weights LIST (one)");
             if (!weights.empty() && !ranks)
                 throw usage_error("--weights needs --ranks");
