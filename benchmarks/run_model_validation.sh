@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Validates the load-balancing model (issue 8, prema-model) against lb_synthetic:
+#   1. calibrates the machine (mpirun -np 2 prema-model --calibrate)
+#   2. runs lb_synthetic (none beside work_stealing and diffusion, sleep work) over the grid
+#        shapes: linear 2x, linear 4x, step (20 % heavy at 2.5x, clustered)
+#        objects per worker 4, 8, 16 (light item 160 / k ms: the same work at every k)
+#        ranks 4 and 8 (1 worker each)
+#      REPEAT times (default 3), the grid in a new order each time; the median makespan counts
+#   3. predicts each point with prema-model from the nominal weights (lb_synthetic --csv,
+#      column weight_s: what is known before a run), round model and thesis closed form, and
+#      asks it for the best objects per worker (scan 4, 8, 16 from the 8-per-worker workload)
+#   4. prints the table, mean and max error, the recommendation check, and draws
+#      measured vs predicted (benchmarks/plot_model.py)
+# -> benchmarks/results/model_validation.{txt,json,png}, model_machine.txt, raw runs in
+#    benchmarks/results/model_validation/.
+#
+#   benchmarks/run_model_validation.sh
+#
+# Environment: BUILD_DIR (default build-bench), MPIRUN, MPIRUN_ARGS, REPEAT (3).
+set -euo pipefail
+
+# shellcheck source=benchmarks/bench_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_env.sh"
+bench_build lb_synthetic
+bench_build prema-model
+bench="$build/benchmarks/lb_synthetic/lb_synthetic"
+model="$build/tools/prema_model/prema-model"
+raw="$results/model_validation"
+machine="$results/model_machine.txt"
+mkdir -p "$raw"
+launch=(--oversubscribe --bind-to none "${as_root[@]}")
+repeat="${REPEAT:-3}"
+
+echo "[model validation] calibrating -> $machine" >&2
+# shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
+"$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 2 "$model" --calibrate "$machine" > /dev/null
+
+declare -A shape_args=(
+    [linear2]="--shape linear --ratio 2"
+    [linear4]="--shape linear --ratio 4"
+    [step]="--shape step --heavy-fraction 0.2 --heavy-factor 2.5"
+)
+points=()
+for shape in linear2 linear4 step; do
+    for ranks in 4 8; do
+        for k in 4 8 16; do
+            points+=("$shape $ranks $k")
+        done
+    done
+done
+
+total=$((repeat * ${#points[@]}))
+done_runs=0
+for rep in $(seq 1 "$repeat"); do
+    mapfile -t order < <(printf '%s\n' "${points[@]}" | shuf --random-source=<(yes "$rep"))
+    for point in "${order[@]}"; do
+        read -r shape ranks k <<< "$point"
+        name="${shape}_p${ranks}_k${k}"
+        done_runs=$((done_runs + 1))
+        echo "[model validation] run $done_runs/$total: $name, repetition $rep" >&2
+        # shellcheck disable=SC2086
+        "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np "$ranks" "$bench" ${shape_args[$shape]} \
+            --objects-per-worker "$k" --light-ms "$((160 / k))" --work sleep \
+            --policy work_stealing,diffusion --json "$raw/${name}_r${rep}.json" \
+            --csv "$raw/${name}.csv" > "$raw/${name}_r${rep}.txt" 2> /dev/null
+    done
+done
+
+echo "[model validation] predicting" >&2
+for point in "${points[@]}"; do
+    read -r shape ranks k <<< "$point"
+    name="${shape}_p${ranks}_k${k}"
+    "$model" --csv "$raw/${name}.csv" --column weight_s --machine "$machine" \
+        --yield-every-us 1000 --method both --json "$raw/${name}_model.json" > /dev/null
+    if [[ "$k" = 8 ]]; then
+        "$model" --csv "$raw/${name}.csv" --column weight_s --machine "$machine" \
+            --yield-every-us 1000 --policy work_stealing,diffusion --recommend \
+            --scan-objects 4,8,16 --scan-quantum-us 1000 --scan-neighbours 4 \
+            --json "$raw/${shape}_p${ranks}_recommend.json" > /dev/null
+    fi
+done
+
+"${plot_with:-python3}" "$root/benchmarks/model_validation.py" "$raw" "$results/model_validation.json" \
+    "$results/model_validation.png" | tee "$results/model_validation.txt"
