@@ -38,7 +38,7 @@ def main() -> int:
     names = sorted({m.group(1) for m in (re.match(r"(.+)_r\d+\.json$", os.path.basename(p))
                                          for p in glob.glob(os.path.join(raw, "*.json"))) if m})
     for name in names:
-        shape, p, k = re.match(r"(\w+?)_p(\d+)_k(\d+)$", name).groups()
+        shape, p, k = re.match(r"([\w-]+?)_p(\d+)_k(\d+)$", name).groups()
         with open(os.path.join(raw, name + "_model.json")) as f:
             model = json.load(f)
         pred = {(x["policy"], x["method"]): x for x in model["predictions"]}
@@ -57,18 +57,20 @@ def main() -> int:
             rows.append(row)
 
     print("Model validation: lb_synthetic (sleep work, 1 worker per rank, light item 160/k ms)")
-    print("against prema-model from the nominal weights; measured = median over repetitions.\n")
-    print(f"{'shape':8} {'P':>2} {'k':>3} {'policy':14} {'measured':>9} {'(min..max)':>17} "
+    print("against prema-model from the nominal weights; measured = median over repetitions.")
+    print("Shapes named linear4-PROGRESS-qQUANTUM are the quantum check (--prema-progress,")
+    print("--prema-quantum-us); the others run the defaults (dedicated progress, quantum 1000 us).\n")
+    print(f"{'shape':24} {'P':>2} {'k':>3} {'policy':14} {'measured':>9} {'(min..max)':>17} "
           f"{'rounds':>8} {'err':>7} {'thesis':>8} {'err':>7}")
     for r in rows:
-        print(f"{r['shape']:8} {r['ranks']:>2} {r['objects_per_worker']:>3} {r['policy']:14} "
+        print(f"{r['shape']:24} {r['ranks']:>2} {r['objects_per_worker']:>3} {r['policy']:14} "
               f"{r['measured_s']:9.4f} ({r['measured_min_s']:.3f}..{r['measured_max_s']:.3f}) "
               f"{r['rounds_s']:8.4f} {100 * r['rounds_error']:+6.1f}% "
               f"{r['thesis_s']:8.4f} {100 * r['thesis_error']:+6.1f}%")
     summary = {}
     print("\nAbsolute error (mean / max):")
     for m in METHODS:
-        for subset in ["all"] + POLICIES + ["linear2", "linear4", "step"]:
+        for subset in ["all"] + POLICIES + sorted({r["shape"] for r in rows}):
             sel = [abs(r[m + "_error"]) for r in rows
                    if subset in ("all", r["policy"], r["shape"])]
             if not sel:
@@ -114,14 +116,15 @@ def main() -> int:
         return 0
     fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharex=True, sharey=True)
     marks = {"none": "o", "work_stealing": "s", "diffusion": "^"}
-    colours = {"linear2": "tab:blue", "linear4": "tab:orange", "step": "tab:green"}
+    colours = {"linear2": "tab:blue", "linear4": "tab:orange", "step": "tab:green",
+               "quantum check": "tab:purple"}
     top = max(max(r["measured_s"], r["rounds_s"], r["thesis_s"]) for r in rows) * 1.05
     for ax, m in zip(axes, METHODS):
         ax.plot([0, top], [0, top], "k-", lw=0.8)
         ax.fill_between([0, top], [0, 0.9 * top], [0, 1.1 * top], color="0.9", label="±10 %")
         for r in rows:
             ax.scatter(r["measured_s"], r[m + "_s"], marker=marks[r["policy"]],
-                       color=colours[r["shape"]], s=28)
+                       color=colours.get(r["shape"], colours["quantum check"]), s=28)
         s = summary[f"{m}/all"]
         ax.set_title(f"{'round' if m == 'rounds' else m} model: mean error {100 * s['mean']:.1f} %, max {100 * s['max']:.1f} %")
         ax.set_xlabel("measured makespan (s)")

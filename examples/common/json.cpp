@@ -53,6 +53,10 @@ json& json::set(const std::string& key, const std::string& v) {
     return raw(key, quoted(v));
 }
 
+json& json::set(const std::string& key, const json& v) {
+    return raw(key, v.str());
+}
+
 json& json::set(const std::string& key, const std::vector<json>& v) {
     std::string list = "[";
     for (std::size_t i = 0; i < v.size(); ++i)

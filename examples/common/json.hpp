@@ -15,6 +15,7 @@ class json {
     json& set(const std::string& key, bool v);
     json& set(const std::string& key, const std::string& v);
     json& set(const std::string& key, const char* v) { return set(key, std::string(v)); }
+    json& set(const std::string& key, const json& v); // a nested object
     json& set(const std::string& key, const std::vector<json>& v);
     json& set(const std::string& key, const std::vector<double>& v);
 

@@ -22,6 +22,7 @@
 #include <mpi.h>
 
 #include "../../examples/common/cli.hpp"
+#include "../../examples/common/json.hpp"
 #include "../../examples/common/policies.hpp"
 #include "calibrate.hpp"
 #include "lb/model/fit.hpp"
@@ -214,15 +215,28 @@ void print_row(const row& r) {
                 b.lb_messages, b.migrations, b.decisions, b.preemption, b.other);
 }
 
-std::string json_prediction(const model::prediction& p) {
+example::json json_prediction(const std::string& policy, const std::string& method,
+                              const model::prediction& p) {
     auto& b = p.slowest;
-    return fmt::format(
-        R"("makespan_s": {:.6f}, "min_s": {:.6f}, "max_s": {:.6f}, "slowest_rank": {}, )"
-        R"("migrations": {:.2f}, "lb_messages": {:.1f}, "breakdown": {{"compute_s": {:.6f}, )"
-        R"("app_messages_s": {:.6f}, "lb_messages_s": {:.6f}, "migrations_s": {:.6f}, )"
-        R"("decisions_s": {:.6f}, "preemption_s": {:.6f}, "other_s": {:.6f}}})",
-        p.makespan_s, p.min_s, p.max_s, p.slowest_rank, p.migrations, p.lb_messages, b.compute,
-        b.app_messages, b.lb_messages, b.migrations, b.decisions, b.preemption, b.other);
+    example::json breakdown;
+    breakdown.set("compute_s", b.compute)
+        .set("app_messages_s", b.app_messages)
+        .set("lb_messages_s", b.lb_messages)
+        .set("migrations_s", b.migrations)
+        .set("decisions_s", b.decisions)
+        .set("preemption_s", b.preemption)
+        .set("other_s", b.other);
+    example::json j;
+    j.set("policy", policy)
+        .set("method", method)
+        .set("makespan_s", p.makespan_s)
+        .set("min_s", p.min_s)
+        .set("max_s", p.max_s)
+        .set("slowest_rank", p.slowest_rank)
+        .set("migrations", p.migrations)
+        .set("lb_messages", p.lb_messages)
+        .set("breakdown", breakdown);
+    return j;
 }
 
 int model_main(const options& o, const prema::config& cfg) {
@@ -268,7 +282,7 @@ int model_main(const options& o, const prema::config& cfg) {
                 "makespan).\n",
                 run.replications);
 
-    std::vector<std::string> recs;
+    std::vector<example::json> recs;
     if (o.recommend) {
         std::printf(
             "\nRecommendation (scan of %zu objects-per-worker x %zu quanta x neighbourhoods, "
@@ -283,42 +297,43 @@ int model_main(const options& o, const prema::config& cfg) {
                         "%.4f s\n",
                         to_string(pol).c_str(), b.objects_per_worker, b.quantum_s * 1e6,
                         b.neighbours, b.p.makespan_s);
-            std::string scanned;
-            for (auto& c : all)
-                scanned += fmt::format(
-                    R"({}{{"objects_per_worker": {}, "quantum_us": {:.0f}, "neighbours": {}, )"
-                    R"("makespan_s": {:.6f}}})",
-                    scanned.empty() ? "" : ", ", c.objects_per_worker, c.quantum_s * 1e6,
-                    c.neighbours, c.p.makespan_s);
-            recs.push_back(
-                fmt::format(R"({{"policy": "{}", "objects_per_worker": {}, "quantum_us": {:.0f}, )"
-                            R"("neighbours": {}, "makespan_s": {:.6f}, "scanned": [{}]}})",
-                            to_string(pol), b.objects_per_worker, b.quantum_s * 1e6, b.neighbours,
-                            b.p.makespan_s, scanned));
+            std::vector<example::json> scanned;
+            for (auto& c : all) {
+                example::json j;
+                j.set("objects_per_worker", c.objects_per_worker)
+                    .set("quantum_us", c.quantum_s * 1e6)
+                    .set("neighbours", c.neighbours)
+                    .set("makespan_s", c.p.makespan_s);
+                scanned.push_back(j);
+            }
+            example::json j;
+            j.set("policy", to_string(pol))
+                .set("objects_per_worker", b.objects_per_worker)
+                .set("quantum_us", b.quantum_s * 1e6)
+                .set("neighbours", b.neighbours)
+                .set("makespan_s", b.p.makespan_s)
+                .set("scanned", scanned);
+            recs.push_back(j);
         }
     }
 
     if (!o.json.empty()) {
-        std::FILE* out = std::fopen(o.json.c_str(), "w");
-        if (!out) {
-            std::perror(("prema-model: cannot write " + o.json).c_str());
+        std::vector<example::json> predictions;
+        for (auto& r : rows)
+            predictions.push_back(json_prediction(r.policy, r.method, r.p));
+        example::json out;
+        out.set("ranks", w.ranks)
+            .set("workers", w.workers)
+            .set("objects", (long long)w.objects())
+            .set("total_work_s", w.total_s())
+            .set("light_objects", (long long)f.gamma)
+            .set("light_s", f.light_s)
+            .set("heavy_objects", (long long)(f.objects - f.gamma))
+            .set("heavy_s", f.heavy_s)
+            .set("predictions", predictions)
+            .set("recommendations", recs);
+        if (!out.write(o.json))
             return 1;
-        }
-        std::fprintf(out,
-                     "{\"ranks\": %d, \"workers\": %d, \"objects\": %zu, \"total_work_s\": %.6f,\n"
-                     " \"fit\": {\"light\": %zu, \"light_s\": %.6f, \"heavy\": %zu, \"heavy_s\": "
-                     "%.6f},\n \"predictions\": [\n",
-                     w.ranks, w.workers, w.objects(), w.total_s(), f.gamma, f.light_s,
-                     f.objects - f.gamma, f.heavy_s);
-        for (std::size_t i = 0; i < rows.size(); ++i)
-            std::fprintf(out, "  {\"policy\": \"%s\", \"method\": \"%s\", %s}%s\n",
-                         rows[i].policy.c_str(), rows[i].method.c_str(),
-                         json_prediction(rows[i].p).c_str(), i + 1 < rows.size() ? "," : "");
-        std::fprintf(out, " ],\n \"recommendations\": [");
-        for (std::size_t i = 0; i < recs.size(); ++i)
-            std::fprintf(out, "%s\n  %s", i ? "," : "", recs[i].c_str());
-        std::fprintf(out, "]}\n");
-        std::fclose(out);
         std::printf("wrote %s\n", o.json.c_str());
     }
     return 0;
