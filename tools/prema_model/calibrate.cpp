@@ -1,6 +1,8 @@
 // What each parameter is measured as (medians, rank 0's clock):
-//   startup_s, per_byte_s  least-squares line through the half round trips of PREMA handler
-//                          ping-pongs of 8 B to 64 KiB (tools/measure, as the latency benchmark)
+//   startup_s, per_byte_s  PREMA handler ping-pongs of 8 B to 64 KiB (tools/measure, as the
+//                          latency benchmark): the slope of the least-squares line through the
+//                          half round trips, and the 8-B half round trip less 8 bytes of it
+//                          (a fitted intercept follows the noise of the large sizes)
 //   migrate_s              prema::migrate of an empty object between ranks 0 and 1, less the
 //                          completion reply's start-up
 //   poll_s                 co_await prema::yield() on one worker: requeue and resume
@@ -15,7 +17,6 @@
 #include <fstream>
 #include <iostream>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include <mpi.h>
@@ -101,15 +102,13 @@ double decision_s(const config& cfg) {
     return median_s(times);
 }
 
-// Line through (bytes, half round trip): intercept and slope, both clamped at 0.
-std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+// Slope of the least-squares line through (bytes, half round trip), at least 0.
+double fit_slope(const std::vector<double>& x, const std::vector<double>& y) {
     double n = double(x.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
     }
-    double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-    slope = std::max(0.0, slope);
-    return {std::max(0.0, (sy - slope * sx) / n), slope};
+    return std::max(0.0, (n * sxy - sx * sy) / (n * sxx - sx * sx));
 }
 
 task<> measure_entry(machine& m, std::vector<double>& migrations, std::vector<double>& yields) {
@@ -120,7 +119,8 @@ task<> measure_entry(machine& m, std::vector<double>& migrations, std::vector<do
         x.push_back(double(bytes));
         half.push_back(summarize(std::move(rtt)).half_rtt() * 1e-6);
     }
-    std::tie(m.startup_s, m.per_byte_s) = fit_line(x, half);
+    m.per_byte_s = fit_slope(x, half);
+    m.startup_s = std::max(0.0, half.front() - m.per_byte_s * x.front());
     if (rank() == 0) {
         auto ball = make_mobile<measure::ball>();
         for (int i = 0; i < 20 + 200; ++i) {
