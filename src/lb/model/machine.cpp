@@ -66,7 +66,8 @@ machine read_machine(std::istream& in, const std::string& what) {
 }
 
 void write_machine(std::ostream& out, const machine& m, const std::string& comment) {
-    out << "# PREMA model machine parameters (seconds). " << comment << "\n";
+    out << "# PREMA model machine parameters (seconds)." << (comment.empty() ? "" : " ") << comment
+        << "\n";
     for (auto& [key, member] : fields)
         out << fmt::format("{} = {:.9g}\n", key, m.*member);
 }
