@@ -293,10 +293,11 @@ int model_main(const options& o, const prema::config& cfg) {
             s.policy = pol;
             auto all = model::scan(w, m, s, grid);
             auto& b = model::best(all);
-            std::printf("  %-14s %3d objects per worker, quantum %6.0f us, %2d neighbours: "
-                        "%.4f s\n",
+            std::string hood =
+                pol == model::policy::diffusion ? fmt::format(", {} neighbours", b.neighbours) : "";
+            std::printf("  %-14s %3d objects per worker, quantum %6.0f us%s: %.4f s\n",
                         to_string(pol).c_str(), b.objects_per_worker, b.quantum_s * 1e6,
-                        b.neighbours, b.p.makespan_s);
+                        hood.c_str(), b.p.makespan_s);
             std::vector<example::json> scanned;
             for (auto& c : all) {
                 example::json j;
