@@ -474,8 +474,10 @@ int program(const options& o, const prema::config& cfg) {
         std::printf("wrote %s\n", o.vtk.c_str());
     }
     if (!o.json.empty()) {
-        ok &= write_json(o.json, o, cfg, d, runs, ok);
-        std::printf("wrote %s\n", o.json.c_str());
+        if (write_json(o.json, o, cfg, d, runs, ok))
+            std::printf("wrote %s\n", o.json.c_str());
+        else
+            ok = false;
     }
     return ok ? 0 : 1;
 }
