@@ -110,11 +110,16 @@ outcome run_prema(const problem& p, const prema::config& cfg, bool rotate) {
         if (me == 0) {
             for (int b = 0; b < p.blocks; ++b)
                 blocks.push_back(co_await prema::create<block>(p.owner(b, prema::ranks()), b, p));
-            for (std::size_t b = 0; b < blocks.size(); ++b)
-                co_await prema::send(blocks[b], prema::fn<&connect>,
-                                     b > 0 ? blocks[b - 1] : prema::mobile_ptr<block>{},
-                                     b + 1 < blocks.size() ? blocks[b + 1]
-                                                           : prema::mobile_ptr<block>{});
+            for (std::size_t b = 0; b < blocks.size(); ++b) {
+                // Not `b > 0 ? blocks[b - 1] : null` inside the co_await expression: GCC 12
+                // evaluates both arms there (AddressSanitizer sees blocks[-1] read).
+                prema::mobile_ptr<block> up, down; // null at the top and bottom of the grid
+                if (b > 0)
+                    up = blocks[b - 1];
+                if (b + 1 < blocks.size())
+                    down = blocks[b + 1];
+                co_await prema::send(blocks[b], prema::fn<&connect>, up, down);
+            }
         }
         co_await prema::quiescence();      // every block placed, step-0 edges delivered
         prema::lb::enable_balancing(true); // blocks move only under a --prema-lb policy
