@@ -5,7 +5,9 @@
 # Then builds everything again with AddressSanitizer+UBSan (build-asan/, or $PREMA_BUILD_DIR-asan)
 # and runs the suite once more: any sanitizer report fails its test (see README "Sanitizers").
 # PREMA_BUILD_DIR overrides the build directory (default: build/ at the repository root).
-# PREMA_SKIP_ASAN=1 skips the sanitizer pass.
+# Last, the ThreadSanitizer share of the suite (scripts/test-tsan.sh --subset: worker pool,
+# transport, objects, load balancing) in build-tsan/ (or $PREMA_BUILD_DIR-tsan).
+# PREMA_SKIP_ASAN=1 skips the ASan pass, PREMA_SKIP_TSAN=1 the TSan pass.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,6 +43,14 @@ if [ "${PREMA_SKIP_ASAN:-0}" != 1 ]; then
   if [ "$asan_status" -ne 0 ]; then
     echo "test.sh: ASan+UBSan ctest failed (exit status $asan_status)" >&2
     status=$asan_status
+  fi
+fi
+if [ "${PREMA_SKIP_TSAN:-0}" != 1 ]; then
+  tsan_status=0
+  bash "$root/scripts/test-tsan.sh" --subset || tsan_status=$?
+  if [ "$tsan_status" -ne 0 ]; then
+    echo "test.sh: TSan ctest failed (exit status $tsan_status)" >&2
+    status=$tsan_status
   fi
 fi
 exit "$status"
