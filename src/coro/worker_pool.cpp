@@ -28,9 +28,11 @@ std::uint32_t next_random() {
     return x;
 }
 
-// Backoff ladder of an idle worker; each rung is a number of consecutive idle rounds.
+// Backoff ladder of an idle worker; each rung is a number of consecutive idle rounds. On shared
+// cores spinning only delays the thread that would bring work, so it starts at a few yields.
 constexpr int spin_rounds = 64;
 constexpr int yield_rounds = 64 + spin_rounds;
+constexpr int shared_core_yield_rounds = 8;
 constexpr std::chrono::microseconds idle_sleep_inline{50};
 constexpr std::chrono::milliseconds idle_sleep_dedicated{5};
 } // namespace
@@ -49,9 +51,12 @@ double ticks_per_us() {
     return value;
 }
 
-worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll)
+worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll,
+                         bool shares_cores)
     : idle_poll_(std::move(idle_poll)),
-      quantum_ticks_(quantum_us == 0 ? 0 : std::uint64_t(double(quantum_us) * ticks_per_us())) {
+      quantum_ticks_(quantum_us == 0 ? 0 : std::uint64_t(double(quantum_us) * ticks_per_us())),
+      spin_rounds_(shares_cores ? 0 : spin_rounds),
+      yield_rounds_(shares_cores ? shared_core_yield_rounds : yield_rounds) {
     for (int i = 0; i < workers; ++i)
         workers_.push_back(std::make_unique<worker>());
 }
@@ -208,9 +213,9 @@ void worker_pool::run_worker(int index) {
             continue;
         }
         ++idle_rounds;
-        if (idle_rounds < spin_rounds) {
+        if (idle_rounds < spin_rounds_) {
             cpu_relax();
-        } else if (idle_rounds < yield_rounds) {
+        } else if (idle_rounds < yield_rounds_) {
             sched_yield();
         } else {
             auto timeout = idle_poll_ ? std::chrono::nanoseconds(idle_sleep_inline)

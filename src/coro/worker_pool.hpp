@@ -34,8 +34,10 @@ class worker_pool {
     using app_source = std::function<bool(int worker, work_item& w)>;
 
     // idle_poll: called by idle workers, and in between items once the quantum has run out;
-    // returns true if it found something to do. May be empty.
-    worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll);
+    // returns true if it found something to do. May be empty. shares_cores: the threads of the
+    // node outnumber its cores, so idle workers sleep early instead of spinning.
+    worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll,
+                bool shares_cores = false);
 
     // Installs the application work source and its "anything there?" test. Before start().
     void set_app_source(app_source source, std::function<bool()> has_app_work) {
@@ -96,6 +98,7 @@ class worker_pool {
     app_source app_source_;
     std::function<bool()> has_app_work_;
     std::uint64_t quantum_ticks_;
+    int spin_rounds_, yield_rounds_; // idle back-off ladder, see worker_pool()
     std::atomic<std::int64_t> active_{0};
     std::atomic<std::uint32_t> next_{0};
     std::atomic<bool> stopping_{false};

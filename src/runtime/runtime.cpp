@@ -2,13 +2,13 @@
 
 #include <chrono>
 #include <fmt/format.h>
-#include <sched.h>
 
 #include "lb/balancer.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/version.hpp"
+#include "runtime/core_sharing.hpp"
 #include "runtime/log.hpp"
 #include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
@@ -254,23 +254,22 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             .urgent = [](detail::message* m) { detail::dispatch_message(m); },
             .tick = [&st] { st.lb->tick(); },
         });
-    if (!inline_mode) {
-        cpu_set_t cpus;
-        if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
-            CPU_COUNT(&cpus) < st.cfg.workers + 1) {
-            st.engine->set_spin_when_idle(false);
-            if (st.rank == 0)
-                detail::log().info(
-                    "{} core(s) for {} worker(s) and the progress thread: they share cores, "
-                    "which costs latency (run with --bind-to none, or --prema-progress inline)",
-                    CPU_COUNT(&cpus), st.cfg.workers);
-        }
+    // Collective: every rank asks, whatever the answer of the others.
+    auto cores = detail::detect_core_sharing(st.comm, st.cfg.workers + (inline_mode ? 0 : 1));
+    if (cores.shared()) {
+        st.engine->set_shares_core(true);
+        if (st.rank == 0)
+            detail::log().info("{} rank(s) x {} thread(s) on {} core(s) ({} for this rank): "
+                               "idle threads sleep instead of spinning{}",
+                               cores.node_ranks, cores.threads_per_rank, cores.node_cores,
+                               cores.own_cores,
+                               inline_mode ? "" : "; --prema-progress inline saves a thread");
     }
     std::function<bool()> idle_poll;
     if (inline_mode)
         idle_poll = [e = st.engine.get()] { return e->try_poll(); };
     st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
-                                                       std::move(idle_poll));
+                                                       std::move(idle_poll), cores.shared());
     st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
     st.workers->set_app_source(
         [lb = st.lb.get()](int worker, detail::work_item& w) { return lb->next(worker, w); },

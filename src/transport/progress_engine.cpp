@@ -18,6 +18,7 @@ namespace {
 // that double from the first to the last value until something happens.
 constexpr int spin_polls = 512;
 constexpr int yield_polls = 512 + spin_polls;
+constexpr int shared_core_yield_polls = 8;
 constexpr std::chrono::microseconds first_sleep{20}, longest_sleep{200};
 } // namespace
 
@@ -284,9 +285,9 @@ void progress_engine::run(const std::atomic<bool>& stop) {
             continue;
         }
         ++idle;
-        if (idle < spin_polls && spin_when_idle_)
+        if (idle < spin_polls && !shares_core_)
             continue;
-        if (idle < yield_polls) {
+        if (idle < (shares_core_ ? shared_core_yield_polls : yield_polls)) {
             sched_yield();
             continue;
         }

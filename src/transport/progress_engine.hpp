@@ -86,9 +86,9 @@ class progress_engine {
     std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
     std::uint64_t received() const noexcept { return received_.load(std::memory_order_acquire); }
 
-    // Whether run() may busy-poll before it yields; not when it shares its core with a worker,
-    // where spinning only delays the worker it is waiting for.
-    void set_spin_when_idle(bool spin) noexcept { spin_when_idle_ = spin; }
+    // Whether the thread in run() shares its core: then it does not busy-poll and yields only a
+    // few times before it sleeps, since spinning or yielding only delays the thread it waits for.
+    void set_shares_core(bool shares) noexcept { shares_core_ = shares; }
 
     // Wakes the dedicated thread if it sleeps.
     void wake() noexcept { parker_.unpark(); }
@@ -133,7 +133,7 @@ class progress_engine {
     std::vector<int> done_indices_;
     int next_payload_tag_ = first_payload_tag;
     int max_tag_ = 32767;
-    bool spin_when_idle_ = true;
+    bool shares_core_ = false;
 
     termination_detector detector_;
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks
