@@ -30,11 +30,11 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/premaConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/premaConfig.cmake ${PROJECT_BINARY_DIR}/premaConfigVersion.cmake
   DESTINATION ${PREMA_INSTALL_CMAKEDIR})
 
-# pkg-config: libprema.a needs spdlog and fmt at link time, so they are plain Requires (not
+# pkg-config: libprema.a needs spdlog, fmt, liburing and libxxhash at link time, so they are plain Requires (not
 # .private, which `pkg-config --libs` ignores). MPI comes from mpi-cxx.pc when the system has
 # one (Debian, Open MPI); otherwise compile with mpicxx. cereal (header-only) has no .pc file:
 # its include directory is added unless it is the compiler's default.
-set(PREMA_PC_REQUIRES "spdlog fmt")
+set(PREMA_PC_REQUIRES "spdlog fmt liburing libxxhash")
 find_package(PkgConfig QUIET)
 if(PKG_CONFIG_FOUND)
   pkg_check_modules(PREMA_PC_MPI QUIET mpi-cxx)

@@ -6,6 +6,7 @@ packages=(
   build-essential cmake pkg-config
   libopenmpi-dev openmpi-bin   # MPI: the wire and the process launcher
   liburing-dev                 # asynchronous checkpoint I/O
+  libxxhash-dev                # checkpoint checksums (XXH3)
   libconcurrentqueue-dev       # moodycamel lock-free queues
   libspdlog-dev                # logging
   doctest-dev                  # tests

@@ -5,6 +5,10 @@
 //
 //   mpirun -np 2 ./heat2d [--blocks 8 --block-rows 512 --cols 512 --steps 200] [--json FILE]
 //   (--help lists every option; --prema-* runtime options apply to the PREMA run)
+//
+// Checkpoints (PREMA run): --checkpoint-every N writes one after every N steps under
+// --checkpoint-dir; --restart DIR (or --prema-restart DIR) resumes from the newest one there,
+// on any number of ranks, and ends with the same checksum as an uninterrupted run.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -26,6 +30,8 @@ struct tally {
     bool consistent = true;
     unsigned long long migrations = 0; // over all runs
     int runs = 0;
+    int checkpoints = 0;                         // the last run's
+    double checkpoint_s = 0, checkpointed_s = 0; // their time, and that run's
 
     void add(const heat2d::outcome& o) {
         double cpu = 0;
@@ -35,6 +41,9 @@ struct tally {
         consistent &= runs == 0 || o.checksum == checksum;
         checksum = o.checksum;
         migrations += o.migrations;
+        checkpoints = o.checkpoints;
+        checkpoint_s = o.checkpoint_s;
+        checkpointed_s = o.seconds;
         ++runs;
     }
 };
@@ -43,6 +52,7 @@ struct tally {
 
 int main(int argc, char** argv) {
     heat2d::problem p;
+    heat2d::checkpointing ck;
     std::string run = "both", json_path;
     int repeat = 1;
     bool rotate = false;
@@ -62,6 +72,14 @@ int main(int argc, char** argv) {
             repeat, 1, 1000);
     cli.add_flag("--rotate",
                  "PREMA: move every block to the next rank after each tenth of the steps", rotate);
+    cli.add("--checkpoint-every", "N", "PREMA: checkpoint after every N steps (0: never)", ck.every,
+            0, 1 << 30);
+    cli.add("--checkpoint-dir", "DIR", "PREMA: where checkpoints go", ck.dir);
+    cli.add("--restart", "DIR", "PREMA: resume from the newest checkpoint in DIR", ck.restart);
+    cli.add("--kill-rank", "R", "tests: rank R raises SIGKILL part-way (-1: none)", ck.kill_rank,
+            -1, 1 << 20);
+    cli.add("--kill-after-step", "K", "tests: ... once it has done K steps", ck.kill_after, 0,
+            1 << 30);
     cli.add("--json", "FILE", "also write the figures as JSON", json_path);
     return example::main(argc, argv, cli, [&](const prema::config& cfg) {
         int me = 0, ranks = 1;
@@ -78,7 +96,7 @@ int main(int argc, char** argv) {
             if (do_mpi)
                 by_mpi.add(heat2d::run_mpi(p));
             if (do_prema)
-                by_prema.add(heat2d::run_prema(p, cfg, rotate));
+                by_prema.add(heat2d::run_prema(p, cfg, rotate, ck));
         }
         if (me != 0)
             return 0;
@@ -108,6 +126,13 @@ int main(int argc, char** argv) {
         if (do_prema && cfg.lb != "none") {
             std::printf("policy %s moved blocks %llu times\n", cfg.lb.c_str(), by_prema.migrations);
             out.set("migrations", (long long)by_prema.migrations);
+        }
+        if (by_prema.checkpoints > 0) {
+            double share = by_prema.checkpoint_s / by_prema.checkpointed_s;
+            std::printf("checkpoints: %d in %.4f s, %.2f%% of the PREMA run (target < 2%%)\n",
+                        by_prema.checkpoints, by_prema.checkpoint_s, 100 * share);
+            out.set("checkpoints", by_prema.checkpoints);
+            out.set("checkpoint_s", by_prema.checkpoint_s).set("checkpoint_share", share);
         }
         if (do_mpi && do_prema) {
             double overhead = by_prema.best_s / by_mpi.best_s - 1;

@@ -26,8 +26,9 @@ struct config {
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
     std::size_t pool_messages = 256; // --prema-pool-messages: preallocated buffers
     int recv_slots = 32;             // --prema-recv-slots: pre-posted receives
-    bool stats = false; // --prema-stats (no value; PREMA_STATS=1): per-rank summary at shutdown
-    std::string trace;  // --prema-trace FILE: Chrome trace event file written by rank 0
+    bool stats = false;  // --prema-stats (no value; PREMA_STATS=1): per-rank summary at shutdown
+    std::string trace;   // --prema-trace FILE: Chrome trace event file written by rank 0
+    std::string restart; // --prema-restart DIR: prema::restart_dir() for the application
     bool show_version = false; // --prema-version (no value): prema::run prints it and exits
 
     // Reads PREMA_* variables, then --prema-* flags, removing the flags from argv so that

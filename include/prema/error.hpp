@@ -26,6 +26,14 @@ class wire_error : public error {
     using error::error;
 };
 
+// A checkpoint that cannot be written, or one that cannot be restarted from: missing,
+// truncated, corrupt (checksum mismatch) or written by an incompatible build. The message names
+// the file and what is wrong.
+class checkpoint_error : public error {
+  public:
+    using error::error;
+};
+
 // An exception thrown by a handler on another rank, rethrown on the caller of prema::call.
 // The original type cannot cross ranks; its type name and what() text do.
 class remote_error : public error {

@@ -1,6 +1,7 @@
 // Everything a PREMA program needs.
 #pragma once
 
+#include "prema/checkpoint.hpp"
 #include "prema/config.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/coro/task.hpp"

@@ -1,11 +1,18 @@
 #include "objects/directory.hpp"
 
+#include "prema/runtime.hpp"
+
 namespace prema::detail {
+
+int home_of(object_id id) noexcept {
+    int n = ranks();
+    return n > 0 ? id.creator % n : id.creator;
+}
 
 directory::entry& directory::at(shard& s, object_id id) {
     auto [it, inserted] = s.map.try_emplace(id);
     if (inserted)
-        it->second.where.rank = id.creator;
+        it->second.where.rank = home_of(id);
     return it->second;
 }
 
@@ -14,7 +21,7 @@ location directory::find(object_id id) {
     std::lock_guard lock(s.mutex);
     auto it = s.map.find(id);
     if (it == s.map.end())
-        return location{id.creator, 0, nullptr, false, false};
+        return location{home_of(id), 0, nullptr, false, false};
     return it->second.where;
 }
 
@@ -57,6 +64,26 @@ void directory::update_if_newer(object_id id, int rank, std::uint64_t moves) {
     if (e.where.local || e.where.destroyed || (e.where.known && moves <= e.where.moves))
         return;
     e.where = location{rank, moves, nullptr, false, true};
+}
+
+std::vector<record_ptr> directory::local_records() {
+    std::vector<record_ptr> local;
+    for (auto& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (auto& [id, e] : s.map)
+            if (e.where.local)
+                local.push_back(e.where.local);
+    }
+    return local;
+}
+
+bool directory::empty() {
+    for (auto& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        if (!s.map.empty())
+            return false;
+    }
+    return true;
 }
 
 std::vector<record_ptr> directory::clear() {

@@ -1,10 +1,11 @@
 // directory: where this rank believes each mobile object lives.
 //
-// No home node: an unknown object is looked for at its creator. Entries change only on the
-// ranks a creation or migration involves, and lazily on a sender when a forwarded message of
-// its arrives (update_if_newer, which discards updates older than what it knows by the
-// object's move count). Sharded, one mutex per shard: workers never share a global lock.
-// Entries are never removed (a destroyed object leaves a tombstone that names the error).
+// An unknown object is looked for at its home, home_of(id): its creator, or after a restart on
+// fewer ranks, creator mod ranks (a restart tells every home where its objects are). Entries
+// change only on the ranks a creation or migration involves, and lazily on a sender when a
+// forwarded message of its arrives (update_if_newer, which discards updates older than what it
+// knows by the object's move count). Sharded, one mutex per shard: workers never share a global
+// lock. Entries are never removed (a destroyed object leaves a tombstone that names the error).
 #pragma once
 
 #include <array>
@@ -18,12 +19,15 @@
 
 namespace prema::detail {
 
+// creator mod ranks: the creator itself unless a restart shrank the job.
+int home_of(object_id id) noexcept;
+
 struct location {
     int rank = -1; // best guess
     std::uint64_t moves = 0;
     record_ptr local; // set when the object lives here
     bool destroyed = false;
-    bool known = false; // false: never heard of it (rank is the creator)
+    bool known = false; // false: never heard of it (rank is its home)
 };
 
 class directory {
@@ -37,6 +41,10 @@ class directory {
     void set_remote(object_id id, int rank, std::uint64_t moves);
     void set_destroyed(object_id id);
     void update_if_newer(object_id id, int rank, std::uint64_t moves);
+
+    // The objects that live here now.
+    std::vector<record_ptr> local_records();
+    bool empty();
 
     // Forgets everything (runtime shutdown); returns the local records.
     std::vector<record_ptr> clear();

@@ -1,5 +1,6 @@
 // The Mobile Object Layer: routing with forwarding and lazy directory updates, ordered
 // delivery, access privileges, migration and destruction.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -9,6 +10,7 @@
 
 #include "lb/balancer.hpp"
 #include "objects/directory.hpp"
+#include "objects/object_snapshot.hpp"
 #include "objects/pending_handler.hpp"
 #include "objects/wire_decode.hpp"
 #include "prema/objects/objects.hpp"
@@ -102,9 +104,10 @@ void route(object_entry e) {
     if (loc.destroyed)
         return fail(e, describe(e.header.id) + " was destroyed");
     int here = rank();
-    if (!loc.known && e.header.id.creator == here)
-        return fail(e, "dangling mobile pointer: rank " + std::to_string(here) + " never created " +
-                           describe(e.header.id));
+    if (!loc.known && home_of(e.header.id) == here)
+        return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
+                           " is unknown at its home rank " + std::to_string(here) +
+                           " (never created there, or not restored)");
     if (loc.rank < 0 || loc.rank >= ranks() || loc.rank == here)
         return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
                            " names no existing rank");
@@ -126,35 +129,40 @@ access mode_of(const object_entry& e) {
     }
 }
 
+// The object with everything pending on it, as decode_install reads it: what a migration ships
+// and what a checkpoint saves. Record locked.
+void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
+                 std::int32_t reply_to, std::uint64_t token) {
+    w.write(&rec.id, sizeof rec.id);
+    w.write(&rec.type->id, sizeof rec.type->id);
+    w.write(&moves, sizeof moves);
+    w.write(&reply_to, sizeof reply_to);
+    w.write(&token, sizeof token);
+    std::uint32_t n = std::uint32_t(rec.expected.size());
+    w.write(&n, sizeof n);
+    for (auto& [origin, seq] : rec.expected) {
+        w.write(&origin, sizeof origin);
+        w.write(&seq, sizeof seq);
+    }
+    n = std::uint32_t(rec.early.size());
+    w.write(&n, sizeof n);
+    for (auto& [key, e] : rec.early)
+        write_entry(w, e);
+    n = std::uint32_t(rec.ready.size());
+    w.write(&n, sizeof n);
+    for (auto& e : rec.ready)
+        write_entry(w, e);
+    rec.type->save(rec.object, w);
+}
+
 // Serializes the object with everything pending on it and posts it to `dest`. Record locked.
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
     // Before the post: once posted, the object may come back here and be counted again.
     current_balancer().notify({rec.id, 0, 0});
     if (observing())
         note_migration(rec.id, rank(), dest, true);
-    post_new(dest, install_id(), 0, [&](byte_writer& w) {
-        w.write(&rec.id, sizeof rec.id);
-        w.write(&rec.type->id, sizeof rec.type->id);
-        std::uint64_t moves = rec.moves + 1;
-        w.write(&moves, sizeof moves);
-        w.write(&reply_to, sizeof reply_to);
-        w.write(&token, sizeof token);
-        std::uint32_t n = std::uint32_t(rec.expected.size());
-        w.write(&n, sizeof n);
-        for (auto& [origin, seq] : rec.expected) {
-            w.write(&origin, sizeof origin);
-            w.write(&seq, sizeof seq);
-        }
-        n = std::uint32_t(rec.early.size());
-        w.write(&n, sizeof n);
-        for (auto& [key, e] : rec.early)
-            write_entry(w, e);
-        n = std::uint32_t(rec.ready.size());
-        w.write(&n, sizeof n);
-        for (auto& e : rec.ready)
-            write_entry(w, e);
-        rec.type->save(rec.object, w);
-    });
+    post_new(dest, install_id(), 0,
+             [&](byte_writer& w) { pack_record(w, rec, rec.moves + 1, reply_to, token); });
     rec.type->destroy(rec.object);
     rec.object = nullptr;
     rec.early.clear();
@@ -548,6 +556,66 @@ bool migrate_for_balance(object_id id, int dest) {
     rec.shared_running = 0;
     ship(rec, dest, -1, 0);
     return true;
+}
+
+std::vector<record_ptr> objects_to_save() {
+    auto local = layer().dir.local_records();
+    std::erase_if(local, [](const record_ptr& rec) {
+        std::lock_guard lock(rec->mutex);
+        if (rec->gone_to != -1)
+            return true;
+        if (rec->started > 0 || rec->exclusive_running || rec->shared_running > 0 ||
+            !rec->handed.empty())
+            throw checkpoint_error(describe(rec->id) +
+                                   " is in use at the checkpoint (a handler is running or "
+                                   "suspended, or an object_guard is held)");
+        // At quiescence every message sent has arrived, so none waits for an earlier one.
+        if (!rec->early.empty())
+            throw checkpoint_error(describe(rec->id) +
+                                   " holds messages that arrived out of order at the checkpoint");
+        return false;
+    });
+    std::sort(local.begin(), local.end(), [](auto& a, auto& b) { return a->id < b->id; });
+    return local;
+}
+
+void pack_object(byte_writer& w, object_record& rec) {
+    std::lock_guard lock(rec.mutex);
+    pack_record(w, rec, rec.moves, -1, 0);
+}
+
+void install_restored(std::vector<record_ptr> records) {
+    hook_shutdown();
+    int here = rank();
+    for (auto& rec : records) {
+        // Counters restart at zero on both ends (prema/checkpoint.hpp); one more move than any
+        // location a stale entry could claim.
+        rec->expected.clear();
+        ++rec->moves;
+        layer().dir.set_local(rec->id, here, rec, rec->moves);
+        if (int home = home_of(rec->id); home != here)
+            post_new(home, update_id(), 0, [&](byte_writer& w) {
+                w.write(&rec->id, sizeof rec->id);
+                w.write(&here, sizeof here);
+                w.write(&rec->moves, sizeof rec->moves);
+            });
+    }
+    for (auto& rec : records)
+        schedule(rec);
+}
+
+std::uint64_t issued_serial() noexcept {
+    return layer().next_serial.load();
+}
+
+void reserve_serials(std::uint64_t up_to) noexcept {
+    auto cur = layer().next_serial.load();
+    while (cur < up_to && !layer().next_serial.compare_exchange_weak(cur, up_to)) {
+    }
+}
+
+bool holds_objects() {
+    return !layer().dir.empty();
 }
 
 } // namespace prema::detail

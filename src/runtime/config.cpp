@@ -105,6 +105,10 @@ bool apply(config& c, std::string_view name, const std::string& value) {
             throw usage_error("option --prema-stats: '" + value + "' is not one of 1, 0");
     } else if (name == "trace") {
         c.trace = value;
+    } else if (name == "restart") {
+        if (value.empty())
+            throw usage_error("option --prema-restart: needs a checkpoint directory");
+        c.restart = value;
     } else {
         return false;
     }
@@ -114,7 +118,7 @@ bool apply(config& c, std::string_view name, const std::string& value) {
 constexpr const char* option_names[] = {
     "workers",       "progress",   "quantum-us", "lb",          "lb-period-us",
     "lb-neighbours", "lb-alpha",   "log",        "eager-bytes", "max-message-bytes",
-    "pool-messages", "recv-slots", "stats",      "trace"};
+    "pool-messages", "recv-slots", "stats",      "trace",       "restart"};
 
 } // namespace
 

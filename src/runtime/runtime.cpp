@@ -3,6 +3,8 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "checkpoint/coordinator.hpp"
+#include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/error.hpp"
@@ -232,6 +234,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     detail::init_log(st.rank, st.cfg.log);
     detail::observe_start(st); // collective: --prema-stats, --prema-trace
     bool inline_mode = st.cfg.progress == progress_mode::inline_;
+    st.io = std::make_unique<detail::io_reactor>();
+    st.checkpoints = std::make_unique<detail::coordinator>();
     st.engine = std::make_unique<detail::progress_engine>(
         st.comm, st.cfg, st.pool,
         detail::progress_engine::hooks{
@@ -239,8 +243,12 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                 [&st](detail::message* m) {
                     st.workers->push({&detail::dispatch_message, m});
                 },
-            // Pending object handlers first: one moves from there to active, never back.
-            .idle = [&st] { return st.lb->pending() == 0 && st.workers->active() == 0; },
+            // Pending object handlers first: one moves from there to active, never back. A
+            // coroutine waiting for checkpoint I/O is not idle: it will be queued.
+            .idle =
+                [&st] {
+                    return st.lb->pending() == 0 && st.workers->active() == 0 && st.io->idle();
+                },
             .counts =
                 [&st] {
                     detail::local_counts c;
@@ -252,7 +260,11 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             .decided = [&st](detail::wave_result r) { detail::on_decision(st, r); },
             .error = [](const std::string& what) { detail::report_error(what); },
             .urgent = [](detail::message* m) { detail::dispatch_message(m); },
-            .tick = [&st] { st.lb->tick(); },
+            .tick =
+                [&st] {
+                    st.lb->tick();
+                    st.io->poll();
+                },
         });
     // Collective: every rank asks, whatever the answer of the others.
     auto cores = detail::detect_core_sharing(st.comm, st.cfg.workers + (inline_mode ? 0 : 1));
@@ -286,6 +298,7 @@ runtime::~runtime() {
     st.workers.reset();
     st.lb.reset();
     st.engine.reset();
+    st.io.reset();
     MPI_Comm_free(&st.comm);
     detail::g_state.store(nullptr, std::memory_order_release);
 }

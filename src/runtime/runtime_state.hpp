@@ -22,6 +22,8 @@
 namespace prema::detail {
 
 class balancer;
+class io_reactor;
+struct coordinator;
 
 struct runtime_state {
     config cfg;
@@ -31,6 +33,8 @@ struct runtime_state {
     std::unique_ptr<progress_engine> engine;
     std::unique_ptr<worker_pool> workers;
     std::unique_ptr<balancer> lb;
+    std::unique_ptr<io_reactor> io; // checkpoint file I/O, reaped by the progress engine's tick
+    std::unique_ptr<coordinator> checkpoints; // checkpoint and restart rounds
 
     std::atomic<int> errors{0}; // failures this phase: handler exceptions, refused messages
 

@@ -48,8 +48,11 @@ class byte_writer {
                 heap_.assign(inline_, inline_ + size_);
                 spilled_ = true;
             }
-            auto b = static_cast<const std::byte*>(p);
-            heap_.insert(heap_.end(), b, b + n);
+            // resize leaves the new bytes uninitialised (byte_vector); memcpy is the one copy.
+            std::size_t at = heap_.size();
+            heap_.resize(at + n);
+            if (n)
+                std::memcpy(heap_.data() + at, p, n);
         }
         size_ += n;
     }

@@ -1,0 +1,141 @@
+// io_reactor: file I/O for checkpoints through io_uring, completed on the progress thread.
+//
+// A worker hands a batch of independent operations (open, write, read, fsync, close, rename,
+// mkdir, unlink) to run(), or to start() now and wait() for it later (a checkpoint keeps
+// packing objects while their first bytes are being written); the awaiting coroutine suspends
+// and no thread blocks. poll(), called
+// from the progress engine's tick (the one reactor loop), keeps up to `depth` operations in
+// flight, reaps completions without blocking, resubmits the rest of a short read or write,
+// and requeues the coroutine on a worker when its whole batch is done. Operations that must
+// follow others (fsync after writes, rename after fsync) go in the next batch.
+//
+// The ring is set up on the first batch. If the kernel or the container refuses io_uring,
+// batches run synchronously on the calling worker instead (blocking it), with one warning in
+// the log: a checkpoint that blocks is better than a long run that cannot save its state.
+#pragma once
+
+#include <atomic>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace prema::detail {
+
+struct io_batch;
+
+struct io_op {
+    enum class kind : std::uint8_t { open, write, read, fsync, close, rename, mkdir, unlink };
+    kind op;
+    std::string path;  // the file (or directory) it concerns; the source of a rename
+    std::string path2; // the target of a rename
+    int fd = -1;
+    std::byte* buf = nullptr; // write: const in effect
+    std::size_t len = 0;
+    std::uint64_t offset = 0;
+    int flags = 0; // open, unlink
+    mode_t mode = 0;
+
+    long result = 0;      // open: the descriptor; otherwise 0; -errno on failure
+    std::size_t done = 0; // read, write: bytes transferred so far
+    io_batch* batch = nullptr;
+
+    // Throws checkpoint_error naming the operation and the file if it failed or was short.
+    void check() const;
+};
+
+io_op open_op(std::string path, int flags, mode_t mode = 0644);
+io_op write_op(std::string path, int fd, std::span<const std::byte> bytes, std::uint64_t offset);
+io_op read_op(std::string path, int fd, std::span<std::byte> into, std::uint64_t offset);
+io_op fsync_op(std::string path, int fd);
+io_op close_op(std::string path, int fd);
+io_op rename_op(std::string from, std::string to);
+io_op mkdir_op(std::string path, mode_t mode = 0755);
+io_op unlink_op(std::string path, bool directory = false);
+
+// Operations in flight together; started with io_reactor::start, awaited with wait().
+struct io_batch {
+    explicit io_batch(std::vector<io_op>& o) noexcept : ops(&o) {}
+    io_batch(const io_batch&) = delete;
+
+    enum : int { running, waiting, done };
+    std::vector<io_op>* ops;
+    std::deque<io_op*> todo;  // progress thread (after start)
+    std::size_t finished = 0; // progress thread (after start)
+    std::coroutine_handle<> waiter;
+    std::atomic<int> state{running};
+};
+
+class io_reactor {
+  public:
+    explicit io_reactor(unsigned depth = 64);
+    ~io_reactor();
+    io_reactor(const io_reactor&) = delete;
+    io_reactor& operator=(const io_reactor&) = delete;
+
+    // Hands `b` to the progress thread (or, without io_uring, runs it now). `b` and its ops
+    // must stay put until it is done. Any thread.
+    void start(io_batch& b);
+
+    // Resumes (on a worker) once `b` is done, each op with its result set. Does not throw for
+    // failed operations: check() them. One waiter per batch.
+    struct awaiter {
+        io_batch& b;
+        bool await_ready() const noexcept {
+            return b.state.load(std::memory_order_acquire) == io_batch::done;
+        }
+        bool await_suspend(std::coroutine_handle<> h) noexcept;
+        void await_resume() const noexcept {}
+    };
+    awaiter wait(io_batch& b) noexcept { return {b}; }
+
+    // start + wait, for ops that must outlive the co_await.
+    struct run_awaiter {
+        io_reactor& reactor;
+        io_batch b;
+        bool await_ready() {
+            reactor.start(b);
+            return reactor.wait(b).await_ready();
+        }
+        bool await_suspend(std::coroutine_handle<> h) noexcept {
+            return reactor.wait(b).await_suspend(h);
+        }
+        void await_resume() const noexcept {}
+    };
+    run_awaiter run(std::vector<io_op>& ops) { return {*this, io_batch(ops)}; }
+
+    // Progress thread: submits and reaps; true if anything completed.
+    bool poll();
+
+    // No batch in flight (quiescence must wait for the coroutines they will resume).
+    bool idle() const noexcept { return batches_.load(std::memory_order_acquire) == 0; }
+
+    // Whether batches go through io_uring (false after a refused setup). Sets the ring up.
+    bool uses_uring();
+
+  private:
+    struct ring;
+    void submit();
+    bool complete(io_op& op, int res);
+
+    unsigned depth_;
+    std::once_flag setup_;
+    std::unique_ptr<ring> ring_; // null: io_uring refused, batches run synchronously
+    std::mutex incoming_mutex_;
+    std::vector<io_batch*> incoming_;
+    std::deque<io_batch*> active_; // progress thread only
+    unsigned in_flight_ = 0;       // progress thread only
+    std::atomic<int> batches_{0};
+};
+
+// Runs one operation now, blocking the calling thread; returns the result as io_uring would.
+int run_blocking(io_op& op);
+
+} // namespace prema::detail

@@ -1,0 +1,326 @@
+// Checkpoint and restart: objects, their message order, their names and the root come back on
+// the same and on a smaller rank count; an incomplete newer checkpoint is ignored; every
+// damaged input is a checkpoint_error on every rank naming the file, and leaves nothing loaded.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <prema/checkpoint.hpp>
+#include <prema/prema.hpp>
+
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct cell {
+    std::uint64_t tag = 0;
+    std::vector<double> data;
+    std::vector<std::int64_t> last; // per sender: the last number seen
+    std::int64_t violations = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(tag, data, last, violations); }
+};
+
+void count(cell& c, int from, std::int64_t n) {
+    if (c.last.size() <= std::size_t(from))
+        c.last.resize(std::size_t(from) + 1, -1);
+    if (n != c.last[std::size_t(from)] + 1)
+        ++c.violations;
+    c.last[std::size_t(from)] = n;
+}
+
+// What a cell holds, as one number that any change alters.
+double digest(const cell& c) {
+    double s = double(c.tag) + 1e6 * double(c.violations);
+    for (double d : c.data)
+        s += d;
+    for (auto n : c.last)
+        s += double(n + 1) * 7;
+    return s;
+}
+
+std::int64_t violations(const cell& c) {
+    return c.violations;
+}
+
+struct root {
+    std::uint64_t step = 0;
+    std::vector<prema::mobile_ptr<cell>> cells;
+    template <class Ar> void serialize(Ar& ar) { ar(step, cells); }
+};
+
+struct other_root {
+    double x = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(x); }
+};
+
+constexpr int cells_per_rank = 5;
+constexpr std::int64_t messages = 4;
+
+// A fresh directory name, the same on every rank.
+std::string scratch(const std::string& name) {
+    char buf[512] = {};
+    if (world_rank() == 0) {
+        auto p =
+            fs::temp_directory_path() / ("prema_ckpt_" + std::to_string(::getpid()) + "_" + name);
+        fs::remove_all(p);
+        std::snprintf(buf, sizeof buf, "%s", p.c_str());
+    }
+    MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return buf;
+}
+
+std::vector<prema::mobile_ptr<cell>> gather(const std::vector<prema::mobile_ptr<cell>>& mine) {
+    int n = int(mine.size() * sizeof(prema::object_id));
+    std::vector<prema::mobile_ptr<cell>> all(mine.size() * std::size_t(world_size()));
+    MPI_Allgather(mine.data(), n, MPI_BYTE, all.data(), n, MPI_BYTE, MPI_COMM_WORLD);
+    return all;
+}
+
+prema::task<double> total_digest(const std::vector<prema::mobile_ptr<cell>>& cells) {
+    double sum = 0;
+    for (auto mp : cells)
+        sum += co_await prema::call(mp, prema::fn<&digest>);
+    co_return sum;
+}
+
+// Sends messages [from, from + messages) from this rank to every cell.
+prema::task<> send_numbers(const std::vector<prema::mobile_ptr<cell>>& cells, std::int64_t from) {
+    for (std::int64_t k = from; k < from + messages; ++k)
+        for (auto mp : cells)
+            co_await prema::send(mp, prema::fn<&count>, prema::rank(), k);
+}
+
+struct saved {
+    root r;
+    double digest = 0;
+};
+
+// Cells on every rank with numbered messages, moved around, checkpointed twice (the second
+// replaces the first); state changed after the checkpoint must not come back.
+saved build(const std::string& dir) {
+    prema::runtime rt(MPI_COMM_WORLD);
+    std::vector<prema::mobile_ptr<cell>> mine;
+    REQUIRE(rt.run([&]() -> prema::task<> {
+        for (int i = 0; i < cells_per_rank; ++i) {
+            cell c;
+            c.tag = std::uint64_t(prema::rank() * 100 + i);
+            c.data.assign(std::size_t(200 + 50 * i), 0.25 * (i + 1));
+            mine.push_back(prema::make_mobile<cell>(std::move(c)));
+        }
+        co_return;
+    }) == 0);
+    saved s;
+    s.r.cells = gather(mine);
+    s.r.step = 42;
+    REQUIRE(rt.run([&]() -> prema::task<> {
+        co_await send_numbers(s.r.cells, 0);
+        co_await prema::checkpoint(dir, s.r);
+        if (prema::rank() == 0) // every cell one rank further, so files differ from creators
+            for (std::size_t i = 0; i < s.r.cells.size(); ++i)
+                co_await prema::migrate(s.r.cells[i], int(i + 1) % prema::ranks());
+        co_await prema::quiescence();
+        co_await send_numbers(s.r.cells, messages);
+        co_await prema::checkpoint(dir, s.r);
+        if (prema::rank() == 0)
+            s.digest = co_await total_digest(s.r.cells);
+        co_await prema::quiescence();
+        co_await send_numbers(s.r.cells, 2 * messages); // after the checkpoint: not saved
+    }) == 0);
+    MPI_Bcast(&s.digest, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return s;
+}
+
+// Restarts on `comm` and checks that everything is back and works: values, message order
+// continuing, new names distinct from saved ones, migration.
+void check_restart(MPI_Comm comm, const std::string& dir, const saved& s) {
+    prema::runtime rt(comm);
+    checker c;
+    int rc = rt.run([&]() -> prema::task<> {
+        auto r = co_await prema::restart<root>(dir);
+        c(r.step == s.r.step, "root step");
+        c(r.cells == s.r.cells, "root cells");
+        if (prema::rank() == 0)
+            c(co_await total_digest(r.cells) == s.digest, "digest at the checkpoint");
+        co_await prema::quiescence();
+        co_await send_numbers(r.cells, 2 * messages);
+        auto fresh = co_await prema::create<cell>((prema::rank() + 1) % prema::ranks());
+        for (auto mp : r.cells)
+            c(mp != fresh, "a new object reuses a saved name");
+        if (prema::rank() == 0) {
+            co_await prema::migrate(r.cells.front(), prema::ranks() - 1);
+            for (auto mp : r.cells)
+                c(co_await prema::call(mp, prema::fn<&violations>) == 0, "order kept");
+        }
+        c.done = true;
+    });
+    CHECK(rc == 0);
+    report(c);
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void spit(const fs::path& p, const std::string& s) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << s;
+}
+
+fs::path only_checkpoint(const std::string& dir) {
+    std::vector<fs::path> found;
+    for (auto& e : fs::directory_iterator(dir))
+        found.push_back(e.path());
+    REQUIRE(found.size() == 1); // the older checkpoint was removed
+    return found.front();
+}
+
+} // namespace
+
+TEST_CASE("restart on the same and on a smaller rank count") {
+    auto dir = scratch("roundtrip");
+    auto s = build(dir);
+    if (world_rank() == 0) { // a newer checkpoint that crashed before its manifest
+        auto crashed = fs::path(dir) / "ckpt-999999";
+        fs::create_directories(crashed);
+        spit(crashed / "rank-0.bin", "half written");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_restart(MPI_COMM_WORLD, dir, s);
+    if (world_size() > 1) {
+        MPI_Comm fewer;
+        int keep = world_rank() < world_size() - 1;
+        MPI_Comm_split(MPI_COMM_WORLD, keep ? 0 : MPI_UNDEFINED, world_rank(), &fewer);
+        if (keep) {
+            check_restart(fewer, dir, s);
+            MPI_Comm_free(&fewer);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0)
+        fs::remove_all(dir);
+}
+
+TEST_CASE("damaged checkpoints: a clear error on every rank, nothing half-loaded") {
+    auto dir = scratch("good");
+    auto s = build(dir);
+    auto bad = scratch("bad");
+    std::string last_file = "rank-" + std::to_string(world_size() - 1) + ".bin";
+    struct damage {
+        const char* what;
+        std::function<void(const fs::path&)> apply; // on the copied checkpoint directory
+        std::vector<std::string> expect;            // in every rank's message
+        bool other_root = false;
+    };
+    std::vector<damage> cases = {
+        {"missing directory",
+         [&](const fs::path&) { fs::remove_all(bad); },
+         {bad, "no such checkpoint directory"}},
+        {"no complete checkpoint",
+         [](const fs::path& ck) { fs::remove(ck / "manifest"); },
+         {bad, "no complete checkpoint"}},
+        {"truncated rank file",
+         [&](const fs::path& ck) {
+             fs::resize_file(ck / last_file, fs::file_size(ck / last_file) / 2);
+         },
+         {last_file, "truncated"}},
+        {"corrupt rank file",
+         [&](const fs::path& ck) {
+             auto b = slurp(ck / last_file);
+             b[b.size() / 2] ^= 0x5a;
+             spit(ck / last_file, b);
+         },
+         {last_file, "checksum mismatch"}},
+        {"corrupt manifest",
+         [](const fs::path& ck) {
+             auto m = slurp(ck / "manifest");
+             m[m.find("serial ") + 7] ^= 0x01;
+             spit(ck / "manifest", m);
+         },
+         {"manifest", "checksum mismatch"}},
+        {"truncated manifest",
+         [](const fs::path& ck) {
+             auto m = slurp(ck / "manifest");
+             spit(ck / "manifest", m.substr(0, m.size() / 2));
+         },
+         {"manifest", "truncated"}},
+        {"incompatible version",
+         [](const fs::path& ck) {
+             auto m = slurp(ck / "manifest");
+             spit(ck / "manifest", "prema-checkpoint 9" + m.substr(m.find('\n')));
+         },
+         {"manifest", "format version 9"}},
+        {"corrupt root",
+         [](const fs::path& ck) { spit(ck / "root.bin", "junk"); },
+         {"root.bin", "the manifest says"}},
+        {"another root type", [](const fs::path&) {}, {"root.bin", "another type"}, true},
+    };
+    prema::runtime rt(MPI_COMM_WORLD);
+    for (auto& d : cases) {
+        if (world_rank() == 0) {
+            fs::remove_all(bad);
+            fs::copy(dir, bad, fs::copy_options::recursive);
+            d.apply(only_checkpoint(bad));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        std::string message;
+        bool right_type = false;
+        CHECK(rt.run([&]() -> prema::task<> {
+            try {
+                if (d.other_root)
+                    co_await prema::restart<other_root>(bad);
+                else
+                    co_await prema::restart<root>(bad);
+            } catch (const prema::checkpoint_error& e) {
+                right_type = true;
+                message = e.what();
+            }
+        }) == 0);
+        INFO(d.what << ": " << message);
+        CHECK(right_type);
+        for (auto& e : d.expect)
+            CHECK(message.find(e) != std::string::npos);
+    }
+    // Nothing of the failed attempts was loaded: the good checkpoint restarts in this runtime.
+    checker c;
+    CHECK(rt.run([&]() -> prema::task<> {
+        auto r = co_await prema::restart<root>(dir);
+        if (prema::rank() == 0)
+            c(co_await total_digest(r.cells) == s.digest, "digest after failed restarts");
+        c.done = true;
+    }) == 0);
+    report(c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+        fs::remove_all(dir);
+        fs::remove_all(bad);
+    }
+}
+
+TEST_CASE("checkpoint_due: every rank gets the same answers") {
+    prema::runtime rt(MPI_COMM_WORLD);
+    std::vector<char> by_steps, by_time;
+    CHECK(rt.run([&]() -> prema::task<> {
+        for (std::uint64_t step = 0; step < 30; ++step) {
+            by_steps.push_back(co_await prema::checkpoint_due({.every_steps = 7}, step));
+            // Ranks reach each step at different times: the answer must not depend on it.
+            std::this_thread::sleep_for(std::chrono::milliseconds(1 + prema::rank()));
+            by_time.push_back(co_await prema::checkpoint_due({.every_seconds = 0.01}, step));
+        }
+    }) == 0);
+    CHECK(std::count(by_steps.begin(), by_steps.end(), 1) == 4); // steps 7, 14, 21, 28
+    auto ones = std::count(by_time.begin(), by_time.end(), 1);
+    CHECK(ones > 0);
+    CHECK(ones < 30);
+    std::vector<char> all(by_time.size() * std::size_t(world_size()));
+    MPI_Allgather(by_time.data(), int(by_time.size()), MPI_CHAR, all.data(), int(by_time.size()),
+                  MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 1; r < world_size(); ++r)
+        CHECK(std::equal(by_time.begin(), by_time.end(), all.begin() + r * by_time.size()));
+}
