@@ -3,7 +3,9 @@
 // sender, and no livelock.
 #include <atomic>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -38,8 +40,11 @@ prema::task<> work(tally& t, int from, std::int64_t n) {
     note(t, from, n);
 }
 
-std::pair<std::int64_t, std::int64_t> result(const tally& t) {
-    return {t.received, t.out_of_order};
+// What check_all reads: received, out_of_order, then last[] per sender.
+std::vector<std::int64_t> result(const tally& t) {
+    std::vector<std::int64_t> r{t.received, t.out_of_order};
+    r.insert(r.end(), t.last.begin(), t.last.end());
+    return r;
 }
 
 std::vector<prema::mobile_ptr<tally>> everyone(const std::vector<prema::mobile_ptr<tally>>& mine) {
@@ -56,8 +61,20 @@ int check_all(prema::runtime& rt, const std::vector<prema::mobile_ptr<tally>>& a
     CHECK(rt.run([&]() -> prema::task<> {
         for (std::size_t i = std::size_t(prema::rank()); i < all.size();
              i += std::size_t(prema::ranks())) {
-            auto [received, out_of_order] = co_await prema::call(all[i], prema::fn<&result>);
-            bad += received != expected || out_of_order != 0;
+            auto r = co_await prema::call(all[i], prema::fn<&result>);
+            bool ok = r[0] == expected && r[1] == 0;
+            if (!ok) {
+                std::string last;
+                for (std::size_t s = 2; s < r.size(); ++s)
+                    last += (s > 2 ? " " : "") + std::to_string(r[s]);
+                // Which object, and how: too few = lost, too many = duplicated, last[] per
+                // sender names the message that went missing or ran twice.
+                FAIL_CHECK("object <" << all[i].id().creator << ":" << all[i].id().serial
+                                      << "> received " << r[0] << " of " << expected
+                                      << ", out_of_order " << r[1] << ", last per sender [" << last
+                                      << "], now on rank " << prema::where(all[i]));
+            }
+            bad += !ok;
         }
     }) == 0);
     int total = 0;
