@@ -94,12 +94,20 @@ void route(object_entry e) {
         // the lock that on_install takes after it has made the object local).
         std::unique_lock lock(layer().arrivals_mutex);
         loc = layer().dir.find(e.header.id);
-        if (!loc.local) {
+        if (loc.local) {
+            lock.unlock();
+            return accept(loc.local, std::move(e));
+        }
+        // Both halves of the test again, not only "not local": between the two looks the
+        // awaited install may have run here and a migration shipped the object on (the
+        // directory then names the next rank with a higher move count). Held on that stale
+        // claim, the message would wait for an install that never comes: lost, and with it
+        // every later message from its origin, parked behind it in `early`.
+        if (!loc.destroyed && e.header.moves > loc.moves) {
             layer().arrivals[e.header.id].push_back(std::move(e));
             return;
         }
-        lock.unlock();
-        return accept(loc.local, std::move(e));
+        // It has been and gone: route on from the fresh entry below.
     }
     if (loc.destroyed)
         return fail(e, describe(e.header.id) + " was destroyed");
