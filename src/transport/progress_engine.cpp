@@ -1,5 +1,6 @@
 #include "transport/progress_engine.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <sched.h>
@@ -55,6 +56,7 @@ progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool&
 }
 
 progress_engine::~progress_engine() {
+    drain_uncounted();
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         MPI_Cancel(&slot_requests_[i]);
         MPI_Wait(&slot_requests_[i], MPI_STATUS_IGNORE);
@@ -126,8 +128,32 @@ bool progress_engine::flush_outbox() {
     return moved;
 }
 
+// Quiescence ignores uncounted messages, so some may still be on the wire when the runtime ends.
+// They must be received on this communicator before it is freed: Open MPI reuses a freed
+// communicator's context id, and the next runtime's header receives would match them (a
+// load-balancing message from a finished runtime, run in the next one, broke its termination
+// waves). Collective: all-reduces of the header messages that went out and came in (every kind,
+// refused ones too) until the sums agree.
+void progress_engine::drain_uncounted() {
+    draining_ = true;
+    for (;;) {
+        std::array<std::uint64_t, 2> mine{wire_sent_, wire_received_}, sums{};
+        MPI_Request wave;
+        MPI_Iallreduce(mine.data(), sums.data(), 2, MPI_UINT64_T, MPI_SUM, comm_, &wave);
+        for (int done = 0; !done;) {
+            poll_headers();
+            poll_ops();
+            MPI_Test(&wave, &done, MPI_STATUS_IGNORE);
+        }
+        if (sums[0] == sums[1])
+            return;
+    }
+}
+
 void progress_engine::count_received(message* m) {
     auto flags = m->header().flags;
+    if (draining_)
+        return pool_.release(m);
     if (observing())
         note_receive(m->header().source, m->header().handler,
                      sizeof(wire_header) + m->header().payload_bytes);
@@ -140,6 +166,7 @@ void progress_engine::count_received(message* m) {
 }
 
 void progress_engine::start_send(message* m) {
+    ++wire_sent_;
     auto& h = m->header();
     if (m->raw_bytes >= 0) { // fault injection: exactly these bytes, one MPI message
         m->pending_sends = 1;
@@ -198,6 +225,7 @@ bool progress_engine::poll_headers() {
         slots_[head_] = pool_.acquire();
         post_receive(int(head_));
         head_ = (head_ + 1) % slots_.size();
+        ++wire_received_;
         on_header(m, status);
         moved = true;
     }

@@ -113,6 +113,7 @@ class progress_engine {
     void on_header(message* m, const MPI_Status& status);
     void on_op_done(const op& o);
     void count_received(message* m);
+    void drain_uncounted();
     bool poll_headers();
     bool poll_ops();
     bool poll_waves();
@@ -140,6 +141,10 @@ class progress_engine {
     // will not join it (in inline mode another worker may poll before it sees the stop).
     bool phase_decided_ = false;
     std::atomic<std::uint64_t> sent_{0}, received_{0};
+    // Header messages that went through MPI, of every kind; MPI thread only. Read by
+    // drain_uncounted(), which then drops what still arrives instead of delivering it.
+    std::uint64_t wire_sent_ = 0, wire_received_ = 0;
+    bool draining_ = false;
     std::mutex poll_mutex_;
     parker parker_;
 };
