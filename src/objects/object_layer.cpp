@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -22,13 +23,13 @@ namespace prema::detail {
 
 namespace {
 
-constexpr int max_hops = 64;
-
 struct object_layer {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
-    std::mutex arrivals_mutex; // messages that reached this rank before their object did
+    // Messages that know of a newer move than this rank does: they wait here until an install
+    // or a directory update brings this rank's knowledge up to theirs.
+    std::mutex arrivals_mutex;
     std::unordered_map<object_id, std::vector<object_entry>> arrivals;
     runtime_state* hooked = nullptr; // the runtime whose shutdown frees our objects
 };
@@ -68,17 +69,36 @@ void write_entry(byte_writer& w, const object_entry& e) {
     w.write(e.payload.data(), e.payload.size());
 }
 
-// Sends `e` on to `dest`, where the object arrived with move count `moves`.
+// Sends `e` on from this rank, which knows the object reached `dest` at move `moves`.
+//
+// A message that has already been forwarded once goes to the object's home instead: every
+// install tells the home, so the home's entry is never more than the moves in flight behind,
+// and a message needs at most sender -> stale host -> next host -> home -> host however many
+// ranks the object has visited. Following each old host's pointer instead costs one hop per
+// migration since the sender last heard of the object (70 hops after a 70-rank tour).
+// Termination without a hop limit: every forward but the first either goes to the home with
+// the move count this rank knows, where it waits until the home knows as much (see route), or
+// leaves the home with a move count at least that high, so each pass through a non-home rank
+// raises the count, which is bounded by the migrations made.
 void forward(object_entry e, int dest, std::uint64_t moves) {
     layer().forwards.fetch_add(1, std::memory_order_relaxed);
-    if (e.header.hops >= max_hops)
-        return fail(e, describe(e.header.id) + " not found after " + std::to_string(max_hops) +
-                           " forwards");
-    ++e.header.hops;
+    if (int home = home_of(e.header.id); e.header.hops > 0 && home != rank())
+        dest = home;
+    if (e.header.hops < std::numeric_limits<decltype(e.header.hops)>::max())
+        ++e.header.hops;
     e.header.moves = moves;
     post_new(dest, message_id(), e.token, [&](byte_writer& w) {
         w.write(&e.header, sizeof e.header);
         w.write(e.payload.data(), e.payload.size());
+    });
+}
+
+// Tells `dest` that `id` lives on `where` since its move `moves`.
+void post_update(int dest, object_id id, int where, std::uint64_t moves) {
+    post_new(dest, update_id(), 0, [&](byte_writer& w) {
+        w.write(&id, sizeof id);
+        w.write(&where, sizeof where);
+        w.write(&moves, sizeof moves);
     });
 }
 
@@ -90,8 +110,9 @@ void route(object_entry e) {
     if (loc.local)
         return accept(loc.local, std::move(e));
     if (!loc.destroyed && e.header.moves > loc.moves) {
-        // The object is on its way here: hold the message until on_install (re-checked under
-        // the lock that on_install takes after it has made the object local).
+        // The object is on its way here, or (at its home) an install elsewhere is about to be
+        // reported: hold the message until on_install or on_update raises what this rank knows
+        // (re-checked under the lock they take after updating the directory).
         std::unique_lock lock(layer().arrivals_mutex);
         loc = layer().dir.find(e.header.id);
         if (loc.local) {
@@ -327,13 +348,7 @@ void accept(const record_ptr& rec, object_entry e) {
     int here = rank();
     if (e.header.hops > 0 && e.header.origin != here) {
         // Lazy update: the origin learns where the object is from its forwarded message.
-        object_id id = e.header.id;
-        std::uint64_t moves = rec->moves;
-        post_new(e.header.origin, update_id(), 0, [&](byte_writer& w) {
-            w.write(&id, sizeof id);
-            w.write(&here, sizeof here);
-            w.write(&moves, sizeof moves);
-        });
+        post_update(e.header.origin, e.header.id, here, rec->moves);
     }
     {
         std::unique_lock lock(rec->mutex);
@@ -375,6 +390,17 @@ void on_message(const incoming& in) {
 
 void hook_shutdown();
 
+// The messages held for `id`, after the directory learnt something new about it.
+std::vector<object_entry> take_arrivals(object_id id) {
+    std::vector<object_entry> held;
+    std::lock_guard lock(layer().arrivals_mutex);
+    if (auto it = layer().arrivals.find(id); it != layer().arrivals.end()) {
+        held = std::move(it->second);
+        layer().arrivals.erase(it);
+    }
+    return held;
+}
+
 void on_install(const incoming& in) {
     auto decoded = decode_install(in.payload);
     record_ptr rec = std::move(decoded.record);
@@ -383,16 +409,13 @@ void on_install(const incoming& in) {
     // A rank that never created an object but receives one by migration must still free it
     // at shutdown (LeakSanitizer found the installed objects leaked).
     hook_shutdown();
-    layer().dir.set_local(rec->id, rank(), rec, rec->moves);
-    std::vector<object_entry> early_birds;
-    {
-        std::lock_guard lock(layer().arrivals_mutex);
-        if (auto it = layer().arrivals.find(rec->id); it != layer().arrivals.end()) {
-            early_birds = std::move(it->second);
-            layer().arrivals.erase(it);
-        }
-    }
-    for (auto& e : early_birds)
+    int here = rank();
+    layer().dir.set_local(rec->id, here, rec, rec->moves);
+    // The home keeps the route short (see forward); a home that shipped the object here
+    // already knows.
+    if (int home = home_of(rec->id); home != here && home != in.source)
+        post_update(home, rec->id, here, rec->moves);
+    for (auto& e : take_arrivals(rec->id))
         accept(rec, std::move(e));
     if (token)
         reply_void(reply_to, token);
@@ -415,6 +438,8 @@ void on_update(const incoming& in) {
     r.read(&where, sizeof where);
     r.read(&moves, sizeof moves);
     layer().dir.update_if_newer(id, where, moves);
+    for (auto& e : take_arrivals(id))
+        route(std::move(e));
 }
 
 const std::uint64_t message_handler = register_handler("prema::object_message", &on_message);
@@ -602,11 +627,7 @@ void install_restored(std::vector<record_ptr> records) {
         ++rec->moves;
         layer().dir.set_local(rec->id, here, rec, rec->moves);
         if (int home = home_of(rec->id); home != here)
-            post_new(home, update_id(), 0, [&](byte_writer& w) {
-                w.write(&rec->id, sizeof rec->id);
-                w.write(&here, sizeof here);
-                w.write(&rec->moves, sizeof rec->moves);
-            });
+            post_update(home, rec->id, here, rec->moves);
     }
     for (auto& rec : records)
         schedule(rec);
