@@ -24,6 +24,10 @@ struct config {
     std::string log = "warn";          // --prema-log: trace|debug|info|warn|error|off
     std::size_t eager_bytes = 8192;    // --prema-eager-bytes: larger payloads go split-phase
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
+    // --prema-aggregate-bytes: small messages to one rank leave together in batches of up to
+    // this many bytes (at most eager_bytes); 0 sends each message on its own.
+    std::size_t aggregate_bytes = 8192;
+    std::uint64_t aggregate_us = 50; // --prema-aggregate-us: the longest a batch stays open
     std::size_t pool_messages = 256; // --prema-pool-messages: preallocated buffers
     int recv_slots = 32;             // --prema-recv-slots: pre-posted receives
     bool stats = false;  // --prema-stats (no value; PREMA_STATS=1): per-rank summary at shutdown

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 #include <sched.h>
+#include <utility>
 
 #include "prema/coro/yield.hpp"
 #include "runtime/observe.hpp"
@@ -98,6 +99,13 @@ void worker_pool::push(work_item w) {
     wake_for(target);
 }
 
+void worker_pool::push_here(work_item w) {
+    if (tls_pool != this || workers_[tls_index]->here.fn)
+        return push(w);
+    active_.fetch_add(1, std::memory_order_relaxed);
+    workers_[tls_index]->here = w;
+}
+
 void worker_pool::push_yielded(work_item w) {
     if (tls_pool != this)
         return push(w);
@@ -135,6 +143,10 @@ void worker_pool::wake_one() noexcept {
 
 bool worker_pool::pop(int index, work_item& w) {
     auto& self = *workers_[index];
+    if (self.here.fn) {
+        w = std::exchange(self.here, work_item{nullptr, nullptr});
+        return true;
+    }
     if (self.queue.try_dequeue(w))
         return true;
     if (!self.yielded.empty()) {
@@ -203,11 +215,15 @@ void worker_pool::run_worker(int index) {
             round_start = now_ticks();
         if (pop(index, w)) {
             run(w);
+            if (item_hook_)
+                item_hook_(item_hook_context_, index, false);
             if (stats)
                 self.busy_ticks += now_ticks() - round_start;
             idle_rounds = 0;
             continue;
         }
+        if (item_hook_)
+            item_hook_(item_hook_context_, index, true);
         if (idle_poll_ && idle_poll_()) {
             idle_rounds = 0;
             continue;

@@ -45,6 +45,14 @@ class worker_pool {
         has_app_work_ = std::move(has_app_work);
     }
 
+    // Called on each worker after every item it ran (idle = false) and whenever it finds
+    // nothing to do (idle = true), before it polls or backs off. Before start().
+    using item_hook = void (*)(void* context, int worker, bool idle);
+    void set_item_hook(item_hook hook, void* context) noexcept {
+        item_hook_ = hook;
+        item_hook_context_ = context;
+    }
+
     // Wakes one sleeping worker, if any (application work became available). Any thread.
     void wake_one() noexcept;
     ~worker_pool();
@@ -61,6 +69,11 @@ class worker_pool {
 
     // Queues an item: on the calling worker's own queue, else round robin. Any thread.
     void push(work_item w);
+
+    // On a worker of this pool: runs `w` next on the calling worker, without a queue round trip
+    // (a message its idle poll just received), unless it already holds one such item. Anywhere
+    // else, and for the second item, the same as push().
+    void push_here(work_item w);
 
     // Queues a coroutine that yielded: on the calling worker, behind its queued system work
     // (a moodycamel queue prefers its busiest producer, which would be the yielder itself).
@@ -82,7 +95,8 @@ class worker_pool {
   private:
     struct alignas(64) worker {
         moodycamel::ConcurrentQueue<work_item> queue;
-        std::deque<work_item> yielded; // owner thread only
+        std::deque<work_item> yielded;    // owner thread only
+        work_item here{nullptr, nullptr}; // owner thread only: push_here()
         parker park;
         std::uint64_t busy_ticks = 0, idle_ticks = 0; // owner thread; --prema-stats only
     };
@@ -97,6 +111,8 @@ class worker_pool {
     std::function<bool()> idle_poll_;
     app_source app_source_;
     std::function<bool()> has_app_work_;
+    item_hook item_hook_ = nullptr;
+    void* item_hook_context_ = nullptr;
     std::uint64_t quantum_ticks_;
     int spin_rounds_, yield_rounds_; // idle back-off ladder, see worker_pool()
     std::atomic<std::int64_t> active_{0};

@@ -84,6 +84,12 @@ bool apply(config& c, std::string_view name, const std::string& value) {
         c.eager_bytes = parse_unsigned(name, value);
         if (c.eager_bytes > (std::size_t{1} << 20))
             throw usage_error("option --prema-eager-bytes: " + value + " is above 1 MiB");
+    } else if (name == "aggregate-bytes") {
+        c.aggregate_bytes = parse_unsigned(name, value);
+        if (c.aggregate_bytes > (std::size_t{1} << 20))
+            throw usage_error("option --prema-aggregate-bytes: " + value + " is above 1 MiB");
+    } else if (name == "aggregate-us") {
+        c.aggregate_us = parse_unsigned(name, value);
     } else if (name == "max-message-bytes") {
         c.max_message_bytes = parse_unsigned(name, value);
         if (c.max_message_bytes > std::size_t(0x7fffffff))
@@ -116,9 +122,10 @@ bool apply(config& c, std::string_view name, const std::string& value) {
 }
 
 constexpr const char* option_names[] = {
-    "workers",       "progress",   "quantum-us", "lb",          "lb-period-us",
-    "lb-neighbours", "lb-alpha",   "log",        "eager-bytes", "max-message-bytes",
-    "pool-messages", "recv-slots", "stats",      "trace",       "restart"};
+    "workers",         "progress",    "quantum-us", "lb",          "lb-period-us",
+    "lb-neighbours",   "lb-alpha",    "log",        "eager-bytes", "max-message-bytes",
+    "pool-messages",   "recv-slots",  "stats",      "trace",       "restart",
+    "aggregate-bytes", "aggregate-us"};
 
 } // namespace
 

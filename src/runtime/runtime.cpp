@@ -1,6 +1,8 @@
 #include "prema/runtime.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fmt/format.h>
 
 #include "checkpoint/coordinator.hpp"
@@ -142,10 +144,56 @@ void check_payload(std::uint64_t handler, const byte_writer& payload) {
             handler_name(handler), payload.size(), st.cfg.max_message_bytes));
 }
 
+namespace {
+// The calling worker's batches, or nullptr off the pool or with aggregation off.
+batch_set* my_batches(runtime_state& st) noexcept {
+    if (st.batches.empty() || worker_pool::current() != st.workers.get())
+        return nullptr;
+    return st.batches[std::size_t(worker_pool::current_index())].get();
+}
+} // namespace
+
+std::byte* batch_begin(int dest, std::size_t& room) {
+    auto* st = state_or_null();
+    batch_set* b = st ? my_batches(*st) : nullptr;
+    if (!b || dest == st->rank)
+        return nullptr;
+    return b->begin(dest, room);
+}
+
+void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+    auto& st = *state_or_null();
+    batch_set& b = *my_batches(st);
+    if (payload.size() > st.cfg.max_message_bytes)
+        check_payload(handler, payload);
+    if (!payload.spilled())
+        return b.commit(dest, handler, token, payload.size());
+    // Too big for the room left: a fresh batch if it fits one, else on its own (after the
+    // batch, which it must not overtake).
+    b.flush(dest);
+    if (payload.size() <= b.max_payload()) {
+        std::size_t room = 0;
+        std::memcpy(b.begin(dest, room), payload.heap().data(), payload.size());
+        return b.commit(dest, handler, token, payload.size());
+    }
+    message* m = acquire_message();
+    try {
+        post(m, dest, handler, token, payload);
+    } catch (...) {
+        release_message(m);
+        throw;
+    }
+}
+
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags) {
     check_payload(handler, payload);
     auto& st = *state_or_null();
+    // A counted message leaves behind what its worker batched for the same rank; control
+    // traffic overtakes batches on purpose.
+    if (!(flags & (flag_urgent | flag_uncounted)))
+        if (batch_set* b = my_batches(st); b && b->open(dest))
+            b->flush(dest);
     auto& h = m->header();
     h.magic = wire_magic;
     h.flags = (payload.spilled() ? std::uint32_t(flag_split) : 0u) | flags;
@@ -239,15 +287,17 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     st.engine = std::make_unique<detail::progress_engine>(
         st.comm, st.cfg, st.pool,
         detail::progress_engine::hooks{
+            // Inline progress: the worker whose idle poll received the message runs it next.
             .deliver =
                 [&st](detail::message* m) {
-                    st.workers->push({&detail::dispatch_message, m});
+                    st.workers->push_here({&detail::dispatch_message, m});
                 },
             // Pending object handlers first: one moves from there to active, never back. A
             // coroutine waiting for checkpoint I/O is not idle: it will be queued.
             .idle =
                 [&st] {
-                    return st.lb->pending() == 0 && st.workers->active() == 0 && st.io->idle();
+                    return st.open_batches.load(std::memory_order_acquire) == 0 &&
+                           st.lb->pending() == 0 && st.workers->active() == 0 && st.io->idle();
                 },
             .counts =
                 [&st] {
@@ -264,6 +314,11 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                 [&st] {
                     st.lb->tick();
                     st.io->poll();
+                    if (!st.batches.empty()) {
+                        auto since = detail::now_ticks() - st.aggregate_ticks;
+                        for (auto& b : st.batches)
+                            b->request_flush_if_older(since);
+                    }
                 },
         });
     // Collective: every rank asks, whatever the answer of the others.
@@ -283,6 +338,25 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
                                                        std::move(idle_poll), cores.shared());
     st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
+    // A batch is one message: it must fit a receive slot and the largest message allowed.
+    std::size_t batch_bytes =
+        std::min({st.cfg.aggregate_bytes, st.cfg.eager_bytes, st.cfg.max_message_bytes});
+    if (batch_bytes >= detail::min_batch_bytes) {
+        for (int i = 0; i < st.cfg.workers; ++i)
+            st.batches.push_back(std::make_unique<detail::batch_set>(
+                st.pool, *st.engine, st.size, st.rank, batch_bytes, st.open_batches));
+        st.aggregate_ticks = std::uint64_t(double(st.cfg.aggregate_us) * detail::ticks_per_us());
+        st.workers->set_item_hook(
+            [](void* context, int worker, bool idle) {
+                auto& b =
+                    *static_cast<detail::runtime_state*>(context)->batches[std::size_t(worker)];
+                if (idle)
+                    b.flush_all();
+                else
+                    b.flush_if_requested();
+            },
+            &st);
+    }
     st.workers->set_app_source(
         [lb = st.lb.get()](int worker, detail::work_item& w) { return lb->next(worker, w); },
         [lb = st.lb.get()] { return lb->has_work(); });
@@ -296,6 +370,7 @@ runtime::~runtime() {
         f();
     detail::observe_finish(st); // collective, on st.comm
     st.workers.reset();
+    st.batches.clear();
     st.lb.reset();
     st.engine.reset();
     st.io.reset();

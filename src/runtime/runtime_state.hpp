@@ -16,6 +16,7 @@
 #include "prema/config.hpp"
 #include "prema/runtime.hpp"
 #include "prema/transport/call.hpp"
+#include "transport/aggregator.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/progress_engine.hpp"
 
@@ -32,6 +33,10 @@ struct runtime_state {
     message_pool pool;
     std::unique_ptr<progress_engine> engine;
     std::unique_ptr<worker_pool> workers;
+    // One per worker, when aggregation is on; open_batches counts their open batches.
+    std::vector<std::unique_ptr<batch_set>> batches;
+    std::atomic<int> open_batches{0};
+    std::uint64_t aggregate_ticks = 0; // --prema-aggregate-us in now_ticks() units
     std::unique_ptr<balancer> lb;
     std::unique_ptr<io_reactor> io; // checkpoint file I/O, reaped by the progress engine's tick
     std::unique_ptr<coordinator> checkpoints; // checkpoint and restart rounds

@@ -1,6 +1,7 @@
 // Handler ids: FNV-1a of a key that is the same on every rank of one binary (the mangled type
 // name of the handler). Registration happens during static initialisation, before any rank can
 // receive a message; afterwards the table is only read, so lookups take no lock.
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -49,8 +50,21 @@ std::uint64_t register_handler(const char* key, invoker_fn invoke) {
 }
 
 const handler_entry* find_handler(std::uint64_t id) noexcept {
+    // Every message looks its handler up: a direct-mapped cache per thread answers the usual
+    // few ids without hashing into the table. Entries never move once registered.
+    struct slot {
+        std::uint64_t id;
+        const handler_entry* entry;
+    };
+    thread_local std::array<slot, 64> cache{};
+    auto& s = cache[(id ^ (id >> 29)) % cache.size()];
+    if (s.entry && s.id == id)
+        return s.entry;
     auto it = table().find(id);
-    return it == table().end() ? nullptr : &it->second;
+    if (it == table().end())
+        return nullptr;
+    s = {id, &it->second};
+    return s.entry;
 }
 
 const std::string& handler_name(std::uint64_t id) noexcept {

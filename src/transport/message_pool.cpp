@@ -48,6 +48,7 @@ message* message_pool::acquire() {
 void message_pool::release(message* m) noexcept {
     m->peer = -1;
     m->raw_bytes = -1;
+    m->logical = 1;
     byte_vector().swap(m->large); // a split-phase payload's memory goes back now
     free_.enqueue(m);
 }

@@ -85,19 +85,26 @@ thread_local bool in_poll = false;
 
 void progress_engine::post(message* m) {
     if (!(m->header().flags & flag_uncounted))
-        sent_.fetch_add(1, std::memory_order_relaxed);
+        sent_.fetch_add(m->logical, std::memory_order_relaxed);
     if (m->peer == rank_ && m->raw_bytes < 0) { // raw bytes must cross MPI to be checked
         count_received(m);
         return;
     }
-    outbox_.enqueue(m);
     if (cfg_.progress == progress_mode::inline_ && !in_poll) {
+        // Straight to MPI when nobody polls, behind what others queued meanwhile.
         std::unique_lock lock(poll_mutex_, std::try_to_lock);
+        if (lock.owns_lock() && ops_.size() < max_sends_in_flight) {
+            flush_outbox();
+            if (ops_.size() < max_sends_in_flight)
+                return start_send(m);
+        }
+        outbox_.enqueue(m);
         if (lock.owns_lock())
             flush_outbox();
-    } else {
-        wake();
+        return;
     }
+    outbox_.enqueue(m);
+    wake();
 }
 
 void progress_engine::post_raw(int dest, std::span<const std::byte> bytes) {
@@ -152,9 +159,10 @@ void progress_engine::drain_uncounted() {
 
 void progress_engine::count_received(message* m) {
     auto flags = m->header().flags;
+    auto logical = m->logical; // `m` belongs to the handler once delivered
     if (draining_)
         return pool_.release(m);
-    if (observing())
+    if (observing() && !(flags & flag_batch)) // a batch's messages are noted as they run
         note_receive(m->header().source, m->header().handler,
                      sizeof(wire_header) + m->header().payload_bytes);
     if (flags & flag_urgent)
@@ -162,7 +170,7 @@ void progress_engine::count_received(message* m) {
     else
         hooks_.deliver(m);
     if (!(flags & flag_uncounted))
-        received_.fetch_add(1, std::memory_order_release);
+        received_.fetch_add(logical, std::memory_order_release);
 }
 
 void progress_engine::start_send(message* m) {
@@ -174,21 +182,30 @@ void progress_engine::start_send(message* m) {
         MPI_Isend(&h, m->raw_bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
         return;
     }
-    bool split = h.flags & flag_split;
-    int header_bytes = int(sizeof(wire_header) + (split ? 0 : h.payload_bytes));
-    if (split) {
-        h.payload_tag = next_payload_tag_;
-        next_payload_tag_ =
-            next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
+    if (!(h.flags & flag_split)) {
+        // A small message is usually copied out at once: then its buffer goes back now and
+        // poll_ops never scans it.
+        m->pending_sends = 1;
+        MPI_Request request;
+        MPI_Isend(&h, int(sizeof(wire_header) + h.payload_bytes), MPI_BYTE, m->peer, tag_header,
+                  comm_, &request);
+        int done = 0;
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return pool_.release(m);
+        ops_.push_back({m, false});
+        op_requests_.push_back(request);
+        return;
     }
-    m->pending_sends = split ? 2 : 1;
+    h.payload_tag = next_payload_tag_;
+    next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
+    m->pending_sends = 2;
     add_op(m, false);
-    MPI_Isend(&h, header_bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
-    if (split) {
-        add_op(m, false);
-        MPI_Isend(m->large.data(), int(m->large.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
-                  &op_requests_.back());
-    }
+    MPI_Isend(&h, int(sizeof(wire_header)), MPI_BYTE, m->peer, tag_header, comm_,
+              &op_requests_.back());
+    add_op(m, false);
+    MPI_Isend(m->large.data(), int(m->large.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
+              &op_requests_.back());
 }
 
 void progress_engine::reject(message* m, int source, const std::string& why) {
@@ -205,6 +222,10 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     m->peer = source;
     if (auto why = check_header(h, count, source, cfg_); !why.empty())
         return reject(m, source, why);
+    if (h.flags & flag_batch) {
+        if (auto why = check_batch(m->payload(), m->logical); !why.empty())
+            return reject(m, source, why);
+    }
     if (!(h.flags & flag_split))
         return count_received(m);
     m->large.resize(h.payload_bytes);

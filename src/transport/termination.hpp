@@ -4,6 +4,11 @@
 // joins a wave only while it is idle, contributing how many messages it has sent and received.
 // Two consecutive waves with equal sums (sent == received, unchanged in between) prove that no
 // message was in flight and no rank did anything between them: the job is quiescent.
+// A wave that finds messages in flight (sent != received) makes the next one wait, 4 us at
+// first and twice as long each time up to max_wave_gap_us: a rank that is busy with traffic
+// would otherwise keep a non-blocking all-reduce in flight all the time, and every MPI test
+// pays for progressing it. Every rank sees the same sums, so all wait alike; when the job goes
+// quiet, detection takes at most one gap longer.
 // Runs on the MPI thread only.
 #pragma once
 
@@ -34,7 +39,13 @@ class termination_detector {
     ~termination_detector();
 
     // Starts a new phase: forgets the previous wave.
-    void reset() noexcept { have_previous_ = false; }
+    void reset() noexcept {
+        have_previous_ = false;
+        gap_ticks_ = 0;
+        next_wave_tick_ = 0;
+    }
+
+    static constexpr double first_wave_gap_us = 4, max_wave_gap_us = 64;
 
     // One step: joins a wave if `idle` (reading `counts` only then), tests the wave in flight.
     wave_result poll(bool idle, const local_counts& counts);
@@ -46,6 +57,7 @@ class termination_detector {
     MPI_Request request_ = MPI_REQUEST_NULL;
     std::array<std::uint64_t, 4> mine_{}, sums_{}, previous_{};
     bool have_previous_ = false;
+    std::uint64_t gap_ticks_ = 0, next_wave_tick_ = 0; // now_ticks() units
 };
 
 } // namespace prema::detail

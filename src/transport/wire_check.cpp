@@ -1,5 +1,8 @@
 #include "transport/wire_check.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace prema::detail {
@@ -16,6 +19,8 @@ std::string check_header(const wire_header& h, int byte_count, int source, const
     if (h.payload_bytes > cfg.max_message_bytes)
         return fmt::format("payload of {} bytes is above --prema-max-message-bytes={}",
                            h.payload_bytes, cfg.max_message_bytes);
+    if ((h.flags & flag_batch) && (h.flags & (flag_split | flag_urgent | flag_uncounted)))
+        return "garbled header: a batch is never split, urgent or uncounted";
     if (!(h.flags & flag_split)) {
         if (h.payload_bytes != std::uint64_t(count) - sizeof(wire_header))
             return fmt::format("garbled header: says {} payload bytes, carries {}", h.payload_bytes,
@@ -24,6 +29,32 @@ std::string check_header(const wire_header& h, int byte_count, int source, const
     }
     if (std::size_t(count) != sizeof(wire_header) || h.payload_tag < wire_first_payload_tag)
         return "garbled split-phase header";
+    return {};
+}
+
+std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count) {
+    count = 0;
+    if (payload.size() < sizeof(batch_prefix))
+        return fmt::format("truncated batch: {} bytes", payload.size());
+    batch_prefix prefix;
+    std::memcpy(&prefix, payload.data(), sizeof prefix);
+    std::size_t at = sizeof prefix;
+    for (std::uint32_t i = 0; i < prefix.count; ++i) {
+        if (payload.size() - at < sizeof(batch_item))
+            return fmt::format("truncated batch: item {} of {} starts past the end", i,
+                               prefix.count);
+        batch_item item;
+        std::memcpy(&item, payload.data() + at, sizeof item);
+        at += sizeof item;
+        if (item.payload_bytes > payload.size() - at)
+            return fmt::format("garbled batch: item {} of {} says {} bytes, {} left", i,
+                               prefix.count, item.payload_bytes, payload.size() - at);
+        at += std::min(batch_padded(item.payload_bytes), payload.size() - at);
+    }
+    if (at != payload.size())
+        return fmt::format("garbled batch: {} items end at byte {} of {}", prefix.count, at,
+                           payload.size());
+    count = prefix.count;
     return {};
 }
 

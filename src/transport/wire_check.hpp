@@ -18,6 +18,10 @@ inline constexpr int wire_first_payload_tag = 2;
 // when it is valid. Reads header fields only once `byte_count` covers the header.
 std::string check_header(const wire_header& h, int byte_count, int source, const config& cfg);
 
+// Why the payload of a batch (flag_batch) must be rejected, or empty when every item lies
+// within it; `count` gets the number of messages it holds.
+std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count);
+
 // A broadcast relay: [root, inner handler id, inner payload]. Throws wire_error when short or
 // when `root` is not a rank of a world of `ranks` ranks.
 struct relay_parts {

@@ -1,6 +1,8 @@
 // The unit the transport moves: a pooled, fixed-size buffer holding a wire header and up to
 // `eager_bytes` of payload. Larger payloads live in `large` and travel split-phase: the header
-// first, the payload second, on a tag the header names.
+// first, the payload second, on a tag the header names. A batch (flag_batch) is one such
+// message whose payload packs many small messages to the same rank: a batch_prefix, then per
+// message a batch_item and its payload, padded to 8 bytes.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@ enum wire_flags : std::uint32_t {
     flag_split = 1u << 0,     // payload follows in a second MPI message
     flag_urgent = 1u << 1,    // run on the thread that polls MPI, ahead of all queued work
     flag_uncounted = 1u << 2, // control traffic: not work, left out of quiescence counts
+    flag_batch = 1u << 3,     // the payload is a batch of counted messages (see batch_item)
 };
 
 // Exactly what crosses the network in front of every payload.
@@ -32,10 +35,32 @@ struct wire_header {
 };
 static_assert(sizeof(wire_header) == 40);
 
+// The start of a batch's payload.
+struct batch_prefix {
+    std::uint32_t count; // messages in the batch
+    std::uint32_t reserved;
+};
+static_assert(sizeof(batch_prefix) == 8);
+
+// In front of each message of a batch; its payload follows, padded to a multiple of 8 bytes.
+struct batch_item {
+    std::uint64_t handler;
+    std::uint64_t token;
+    std::uint32_t payload_bytes;
+    std::uint32_t reserved;
+};
+static_assert(sizeof(batch_item) == 24);
+
+constexpr std::size_t batch_padded(std::size_t bytes) noexcept {
+    return (bytes + 7) & ~std::size_t{7};
+}
+
 struct message {
     int peer = -1;         // destination (outgoing) or source (incoming)
     int pending_sends = 0; // progress engine only: MPI sends still using the buffers
-    byte_vector large;     // split-phase payload, empty when it fits inline
+    // Messages this one stands for in the quiescence counts: a batch's count, else 1.
+    std::uint32_t logical = 1;
+    byte_vector large; // split-phase payload, empty when it fits inline
     // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
     // are exactly the first `raw_bytes` bytes of the buffer, header or not, never split.
     int raw_bytes = -1;

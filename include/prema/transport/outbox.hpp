@@ -29,10 +29,26 @@ void check_payload(std::uint64_t handler, const byte_writer& payload);
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags = 0);
 
-// Fills a fresh message through `write(byte_writer&)` and posts it.
+// Where the next message to `dest` can be written into the calling worker's open batch to that
+// rank (src/transport/aggregator.hpp), with `room` bytes; nullptr when this message does not
+// go through a batch (the caller is not a worker of the running runtime, aggregation is off,
+// or `dest` is this rank).
+std::byte* batch_begin(int dest, std::size_t& room);
+// The message begun by batch_begin has `payload`'s bytes: it joins the batch, or, if they
+// overflowed the room (payload.spilled()), leaves as it fits best.
+void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
+
+// Fills a fresh message through `write(byte_writer&)` and posts it. Counted messages from a
+// worker are batched (flags == 0).
 template <class Write>
 void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& write,
               std::uint32_t flags = 0) {
+    std::size_t room = 0;
+    if (std::byte* at = flags == 0 ? batch_begin(dest, room) : nullptr) {
+        byte_writer w(at, room);
+        write(w);
+        return batch_commit(dest, handler, token, w);
+    }
     message* m = acquire_message();
     try {
         byte_writer w(m->inline_data(), eager_capacity());

@@ -1,0 +1,85 @@
+#include "transport/aggregator.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "prema/coro/yield.hpp"
+#include "runtime/observe.hpp"
+#include "transport/message_pool.hpp"
+#include "transport/progress_engine.hpp"
+
+namespace prema::detail {
+
+batch_set::batch_set(message_pool& pool, progress_engine& engine, int ranks, int rank,
+                     std::size_t capacity, std::atomic<int>& open_batches)
+    : pool_(pool), engine_(engine), rank_(rank), capacity_(capacity), open_batches_(open_batches),
+      open_(std::size_t(ranks)) {
+    dirty_.reserve(std::size_t(ranks));
+}
+
+batch_set::~batch_set() {
+    // Quiescence flushed everything that was sent; what is left was never counted.
+    for (int dest : dirty_)
+        pool_.release(open_[std::size_t(dest)].msg);
+    open_batches_.fetch_sub(int(dirty_.size()), std::memory_order_relaxed);
+}
+
+void batch_set::start(int dest, batch& b) {
+    b.msg = pool_.acquire();
+    b.used = sizeof(batch_prefix);
+    b.count = 0;
+    if (dirty_.empty())
+        opened_at_.store(now_ticks(), std::memory_order_relaxed);
+    dirty_.push_back(dest);
+    open_batches_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::byte* batch_set::begin(int dest, std::size_t& room) {
+    flush_if_requested();
+    auto& b = open_[std::size_t(dest)];
+    if (!b.msg)
+        start(dest, b);
+    std::size_t at = b.used + sizeof(batch_item);
+    room = capacity_ - at;
+    return b.msg->inline_data() + at;
+}
+
+void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes) {
+    auto& b = open_[std::size_t(dest)];
+    batch_item item{handler, token, std::uint32_t(bytes), 0};
+    std::memcpy(b.msg->inline_data() + b.used, &item, sizeof item);
+    b.used += sizeof item + batch_padded(bytes);
+    ++b.count;
+    if (observing())
+        note_send(dest, handler, sizeof item + bytes);
+    if (capacity_ < b.used + sizeof(batch_item) + min_room)
+        flush(dest);
+}
+
+void batch_set::flush(int dest) {
+    auto& b = open_[std::size_t(dest)];
+    if (!b.msg)
+        return;
+    message* m = std::exchange(b.msg, nullptr);
+    batch_prefix prefix{b.count, 0};
+    std::memcpy(m->inline_data(), &prefix, sizeof prefix);
+    m->header() = wire_header{wire_magic, flag_batch, 0, 0, b.used, rank_, 0};
+    m->peer = dest;
+    m->logical = b.count;
+    dirty_.erase(std::find(dirty_.begin(), dirty_.end(), dest));
+    if (dirty_.empty()) {
+        opened_at_.store(0, std::memory_order_relaxed);
+        flush_requested_.store(false, std::memory_order_relaxed);
+    }
+    // Counted as sent by post() before the open count drops: a wave never sees neither.
+    engine_.post(m);
+    open_batches_.fetch_sub(1, std::memory_order_release);
+}
+
+void batch_set::flush_all() {
+    flush_requested_.store(false, std::memory_order_relaxed);
+    while (!dirty_.empty())
+        flush(dirty_.back());
+}
+
+} // namespace prema::detail

@@ -1,0 +1,96 @@
+// aggregator: packs small messages to the same rank into one MPI message.
+//
+// Each worker thread owns a batch_set: one open batch (a pooled message, see message.hpp) per
+// destination rank. prema::send and the runtime's own replies serialize straight into the
+// open batch, so a message costs a few stores, not a pooled buffer and an MPI send. A batch
+// leaves (progress_engine::post) when it is full, when its worker finds nothing else to do,
+// when the progress engine finds it older than --prema-aggregate-us (the worker flushes at
+// its next message or between items), and before the message that would overtake it: a
+// direct (unbatched) message from the same worker to the same rank. A lone message therefore
+// leaves as soon as its handler returns and the worker goes idle.
+//
+// Quiescence: a batch counts as sent when it leaves, with the number of messages it holds;
+// while any batch is open, open_batches() is nonzero and the rank is not idle, so no
+// termination wave can start with messages still in a buffer.
+//
+// Threads: everything but request_flush_if_older() runs on the owning worker only.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "prema/transport/message.hpp"
+
+namespace prema::detail {
+
+class message_pool;
+class progress_engine;
+
+// Below this batch size (--prema-aggregate-bytes, capped by --prema-eager-bytes) aggregation
+// is off: a batch would not hold two messages.
+inline constexpr std::size_t min_batch_bytes = 256;
+
+class batch_set {
+  public:
+    // `capacity`: payload bytes of a batch (at most the pool's eager size). `open_batches`:
+    // the rank-wide count of open batches, shared by every batch_set of the runtime.
+    batch_set(message_pool& pool, progress_engine& engine, int ranks, int rank,
+              std::size_t capacity, std::atomic<int>& open_batches);
+    ~batch_set();
+    batch_set(const batch_set&) = delete;
+    batch_set& operator=(const batch_set&) = delete;
+
+    // The room for the payload of the next message to `dest` in its open batch (opened if
+    // needed): at least min_room bytes.
+    std::byte* begin(int dest, std::size_t& room);
+
+    // The message begun at begin(dest) has `bytes` of payload: it joins the batch.
+    void commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes);
+
+    // The most a message's payload can have to fit in an empty batch.
+    std::size_t max_payload() const noexcept {
+        return capacity_ - sizeof(batch_prefix) - sizeof(batch_item);
+    }
+
+    bool open(int dest) const noexcept { return open_[std::size_t(dest)].msg != nullptr; }
+    void flush(int dest);
+    void flush_all();
+
+    // Owner, between two items: flushes if the progress engine asked for it.
+    void flush_if_requested() {
+        if (flush_requested_.load(std::memory_order_relaxed))
+            flush_all();
+    }
+
+    // Progress engine: asks the owner to flush if a batch has been open since before `tick`.
+    void request_flush_if_older(std::uint64_t tick) noexcept {
+        auto opened = opened_at_.load(std::memory_order_relaxed);
+        if (opened != 0 && opened < tick)
+            flush_requested_.store(true, std::memory_order_relaxed);
+    }
+
+    static constexpr std::size_t min_room = 64;
+
+  private:
+    struct batch {
+        message* msg = nullptr;
+        std::size_t used = 0; // payload bytes, prefix included
+        std::uint32_t count = 0;
+    };
+
+    void start(int dest, batch& b);
+
+    message_pool& pool_;
+    progress_engine& engine_;
+    int rank_;
+    std::size_t capacity_;
+    std::atomic<int>& open_batches_;
+    std::vector<batch> open_;                 // by destination rank
+    std::vector<int> dirty_;                  // destinations with an open batch
+    std::atomic<std::uint64_t> opened_at_{0}; // tick of the oldest open batch; 0: none
+    std::atomic<bool> flush_requested_{false};
+};
+
+} // namespace prema::detail
