@@ -1,4 +1,5 @@
-// prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors.
+// prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors;
+// the rule that resolves --prema-progress auto, on made-up core counts.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,6 +10,8 @@
 
 #include <prema/config.hpp>
 #include <prema/error.hpp>
+
+#include "runtime/core_sharing.hpp"
 
 namespace {
 
@@ -252,3 +255,34 @@ TEST_SUITE("config") {
     }
 
 } // TEST_SUITE("config")
+
+TEST_SUITE("progress auto") {
+
+    using prema::progress_mode;
+    using prema::detail::core_sharing;
+    using prema::detail::resolve_progress;
+
+    core_sharing node(int node_ranks, int node_cores, int own_cores) {
+        core_sharing s;
+        s.node_ranks = node_ranks;
+        s.node_cores = node_cores;
+        s.own_cores = own_cores;
+        return s;
+    }
+
+    TEST_CASE("dedicated only when workers + 1 threads per rank fit the node and the mask") {
+        // 2 ranks x (1 worker + progress thread) on 2 cores: the thread would share a core.
+        CHECK(resolve_progress(node(2, 2, 2), 1) == progress_mode::inline_);
+        CHECK(resolve_progress(node(1, 8, 8), 1) == progress_mode::dedicated);
+        // The node has room, but the rank is bound to one core.
+        CHECK(resolve_progress(node(1, 8, 1), 1) == progress_mode::inline_);
+        // Exactly full still fits; one thread more does not.
+        CHECK(resolve_progress(node(2, 4, 4), 1) == progress_mode::dedicated);
+        CHECK(resolve_progress(node(2, 4, 4), 2) == progress_mode::inline_);
+        CHECK(resolve_progress(node(1, 8, 4), 3) == progress_mode::dedicated);
+        CHECK(resolve_progress(node(1, 8, 4), 4) == progress_mode::inline_);
+        CHECK(resolve_progress(node(4, 16, 16), 3) == progress_mode::dedicated);
+        CHECK(resolve_progress(node(4, 16, 16), 4) == progress_mode::inline_);
+    }
+
+} // TEST_SUITE("progress auto")

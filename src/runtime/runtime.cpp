@@ -267,21 +267,22 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                 },
         });
     // Collective: every rank asks, whatever the answer of the others.
-    auto cores = detail::detect_core_sharing(st.comm, st.cfg.workers + (inline_mode ? 0 : 1));
-    if (cores.shared()) {
+    const auto cores = detail::detect_core_sharing(st.comm);
+    const int threads = st.cfg.workers + (inline_mode ? 0 : 1);
+    const bool shares_core = cores.shared(threads);
+    if (shares_core) {
         st.engine->set_shares_core(true);
         if (st.rank == 0)
             detail::log().info("{} rank(s) x {} thread(s) on {} core(s) ({} for this rank): "
                                "idle threads sleep instead of spinning{}",
-                               cores.node_ranks, cores.threads_per_rank, cores.node_cores,
-                               cores.own_cores,
+                               cores.node_ranks, threads, cores.node_cores, cores.own_cores,
                                inline_mode ? "" : "; --prema-progress inline saves a thread");
     }
     std::function<bool()> idle_poll;
     if (inline_mode)
         idle_poll = [e = st.engine.get()] { return e->try_poll(); };
     st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
-                                                       std::move(idle_poll), cores.shared());
+                                                       std::move(idle_poll), shares_core);
     st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
     st.workers->set_app_source(
         [lb = st.lb.get()](int worker, detail::work_item& w) { return lb->next(worker, w); },
