@@ -21,4 +21,10 @@ progress_mode resolve_progress(const core_sharing& cores, int workers) noexcept 
     return cores.shared(workers + 1) ? progress_mode::inline_ : progress_mode::dedicated;
 }
 
+std::string describe_progress(progress_mode requested, progress_mode resolved) {
+    if (requested == progress_mode::automatic && resolved != requested)
+        return "auto -> " + to_string(resolved);
+    return to_string(resolved);
+}
+
 } // namespace prema::detail

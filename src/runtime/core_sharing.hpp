@@ -4,6 +4,8 @@
 // back-off of workers and of the progress thread skips spinning and goes to sleep early then.
 #pragma once
 
+#include <string>
+
 #include <mpi.h>
 
 #include "prema/config.hpp"
@@ -26,5 +28,8 @@ core_sharing detect_core_sharing(MPI_Comm comm);
 // with a core of its own: on a shared core every hand-off between it and a worker waits for the
 // scheduler (1.9-3.3 us per message measured), while inline progress lets an idle worker poll.
 progress_mode resolve_progress(const core_sharing& cores, int workers) noexcept;
+
+// "auto -> inline" for a resolved automatic mode, else the mode's name: for logs and reports.
+std::string describe_progress(progress_mode requested, progress_mode resolved);
 
 } // namespace prema::detail
