@@ -59,7 +59,7 @@ def main() -> int:
     print("Model validation: lb_synthetic (sleep work, 1 worker per rank, light item 160/k ms)")
     print("against prema-model from the nominal weights; measured = median over repetitions.")
     print("Shapes named linear4-PROGRESS-qQUANTUM are the quantum check (--prema-progress,")
-    print("--prema-quantum-us); the others run the defaults (dedicated progress, quantum 1000 us).\n")
+    print("--prema-quantum-us); the others run dedicated progress and quantum 1000 us.\n")
     print(f"{'shape':24} {'P':>2} {'k':>3} {'policy':14} {'measured':>9} {'(min..max)':>17} "
           f"{'rounds':>8} {'err':>7} {'thesis':>8} {'err':>7}")
     for r in rows:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Plots half round-trip time against message size (log-log) for raw MPI and PREMA's two
-progress modes, from the JSON written by `latency --json`.
+"""Plots half round-trip time against message size (log-log) for raw MPI and PREMA's progress
+modes (auto labelled with the mode it resolved to), from the JSON written by `latency --json`.
 
     benchmarks/plot_latency.py [results/latency.json] [results/latency.png]
 
@@ -31,7 +31,12 @@ def main() -> int:
     for r in results:
         if "half_rtt_us" not in r:
             continue  # message-rate rows
-        label = "MPI" if r["layer"] == "mpi" else "PREMA " + r.get("progress", "?")
+        if r["layer"] == "mpi":
+            label = "MPI"
+        else:
+            label = "PREMA " + r.get("progress", "?")
+            if "resolved" in r:
+                label += " -> " + r["resolved"]
         series.setdefault(label, []).append((r["bytes"], r["half_rtt_us"]))
     if not series:
         print(f"plot_latency.py: no latency rows in {src}")

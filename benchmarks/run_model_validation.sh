@@ -32,6 +32,10 @@ machine="$results/model_machine.txt"
 mkdir -p "$raw"
 launch=(--oversubscribe --bind-to none "${as_root[@]}")
 repeat="${REPEAT:-3}"
+# prema-model predicts dedicated progress unless told inline, so the calibration and the
+# points without options run dedicated too (the default, auto, would pick inline with more
+# threads than cores); the quantum check's --prema-progress flags override this.
+export PREMA_PROGRESS=dedicated
 
 echo "[model validation] calibrating -> $machine" >&2
 # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose

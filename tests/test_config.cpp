@@ -1,4 +1,5 @@
-// prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors.
+// prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors;
+// the rule that resolves --prema-progress auto, on made-up core counts.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,6 +10,8 @@
 
 #include <prema/config.hpp>
 #include <prema/error.hpp>
+
+#include "runtime/core_sharing.hpp"
 
 namespace {
 
@@ -93,7 +96,7 @@ TEST_SUITE("config") {
         args a{"prog"};
         auto c = prema::config::from_args(a.argc, a.argv());
         CHECK(c.workers == 1);
-        CHECK(c.progress == prema::progress_mode::dedicated);
+        CHECK(c.progress == prema::progress_mode::automatic);
         CHECK(c.quantum_us == 1000);
         CHECK(c.lb == "none");
         CHECK(c.log == "warn");
@@ -173,8 +176,15 @@ TEST_SUITE("config") {
         CHECK(d.progress == prema::progress_mode::inline_);
     }
 
-    TEST_CASE("--prema-progress inline / dedicated") {
+    TEST_CASE("--prema-progress auto / inline / dedicated") {
         clean_env env;
+        args x{"prog", "--prema-progress", "inline", "--prema-progress=auto"};
+        CHECK(prema::config::from_args(x.argc, x.argv()).progress ==
+              prema::progress_mode::automatic);
+        {
+            scoped_env p("PREMA_PROGRESS", "auto");
+            CHECK(prema::config::from_env().progress == prema::progress_mode::automatic);
+        }
         args a{"prog", "--prema-progress", "inline"};
         CHECK(prema::config::from_args(a.argc, a.argv()).progress == prema::progress_mode::inline_);
         args b{"prog", "--prema-progress=dedicated"};
@@ -182,6 +192,7 @@ TEST_SUITE("config") {
               prema::progress_mode::dedicated);
         CHECK(prema::to_string(prema::progress_mode::inline_) == "inline");
         CHECK(prema::to_string(prema::progress_mode::dedicated) == "dedicated");
+        CHECK(prema::to_string(prema::progress_mode::automatic) == "auto");
     }
 
     TEST_CASE("errors name the option") {
@@ -220,6 +231,12 @@ TEST_SUITE("config") {
             auto m = usage_message(a);
             CHECK(contains(m, "--prema-progress"));
             CHECK(contains(m, "fast"));
+            CHECK(contains(m, "auto, dedicated, inline"));
+            scoped_env p("PREMA_PROGRESS", "automatic");
+            CHECK_THROWS_WITH_AS(prema::config::from_env(),
+                                 "option --prema-progress: 'automatic' is not one of auto, "
+                                 "dedicated, inline",
+                                 prema::usage_error);
         }
         SUBCASE("bad log level") {
             args a{"prog", "--prema-log=loud"};
@@ -252,3 +269,44 @@ TEST_SUITE("config") {
     }
 
 } // TEST_SUITE("config")
+
+TEST_SUITE("progress auto") {
+
+    using prema::progress_mode;
+    using prema::detail::core_sharing;
+    using prema::detail::resolve_progress;
+
+    core_sharing node(int node_ranks, int node_cores, int own_cores) {
+        core_sharing s;
+        s.node_ranks = node_ranks;
+        s.node_cores = node_cores;
+        s.own_cores = own_cores;
+        return s;
+    }
+
+    TEST_CASE("dedicated only when workers + 1 threads per rank fit the node and the mask") {
+        // 2 ranks x (1 worker + progress thread) on 2 cores: the thread would share a core.
+        CHECK(resolve_progress(node(2, 2, 2), 1) == progress_mode::inline_);
+        CHECK(resolve_progress(node(1, 8, 8), 1) == progress_mode::dedicated);
+        // The node has room, but the rank is bound to one core.
+        CHECK(resolve_progress(node(1, 8, 1), 1) == progress_mode::inline_);
+        // Exactly full still fits; one thread more does not.
+        CHECK(resolve_progress(node(2, 4, 4), 1) == progress_mode::dedicated);
+        CHECK(resolve_progress(node(2, 4, 4), 2) == progress_mode::inline_);
+        CHECK(resolve_progress(node(1, 8, 4), 3) == progress_mode::dedicated);
+        CHECK(resolve_progress(node(1, 8, 4), 4) == progress_mode::inline_);
+        CHECK(resolve_progress(node(4, 16, 16), 3) == progress_mode::dedicated);
+        CHECK(resolve_progress(node(4, 16, 16), 4) == progress_mode::inline_);
+    }
+
+    TEST_CASE("reports name the requested and the resolved mode") {
+        using prema::detail::describe_progress;
+        CHECK(describe_progress(progress_mode::automatic, progress_mode::inline_) ==
+              "auto -> inline");
+        CHECK(describe_progress(progress_mode::automatic, progress_mode::dedicated) ==
+              "auto -> dedicated");
+        CHECK(describe_progress(progress_mode::dedicated, progress_mode::dedicated) == "dedicated");
+        CHECK(describe_progress(progress_mode::inline_, progress_mode::inline_) == "inline");
+    }
+
+} // TEST_SUITE("progress auto")

@@ -1,8 +1,12 @@
 // prema::runtime embedded in an MPI code: the application owns MPI (tests/mpi_main.cpp
 // initialises and finalizes it), starts runtimes on its communicators, runs phases, and uses MPI
-// itself between them.
+// itself between them. ctest runs it twice: with MPI_THREAD_SERIALIZED and with
+// MPI_THREAD_FUNNELED (test_embedding_funneled_*).
 #include <atomic>
+#include <string>
 #include <vector>
+
+#include <sched.h>
 
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -43,6 +47,48 @@ std::pair<int, int> neighbour_phase(prema::runtime& rt) {
     CHECK(rc == 0);
     return answer;
 }
+
+int thread_level() {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    return provided;
+}
+
+std::string usage_message(const prema::config& cfg) {
+    try {
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+    } catch (const prema::usage_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+// Binds the calling thread to one of its cores for the scope of the object: the runtime then
+// counts a single core for the rank.
+class one_core {
+  public:
+    one_core() {
+        sched_getaffinity(0, sizeof saved_, &saved_);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &saved_)) {
+                CPU_SET(c, &one);
+                break;
+            }
+        REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    }
+    ~one_core() { sched_setaffinity(0, sizeof saved_, &saved_); }
+    one_core(const one_core&) = delete;
+    one_core& operator=(const one_core&) = delete;
+
+  private:
+    cpu_set_t saved_;
+};
 
 void check_mpi_alive() {
     int initialized = 0, finalized = 0;
@@ -104,13 +150,75 @@ TEST_CASE("two runtimes one after another") {
     }
 }
 
-TEST_CASE("a runtime with inline progress and two workers, after a dedicated one") {
+TEST_CASE("the default config resolves auto to dedicated or inline, the same on every rank") {
+    int me = world_rank(), n = world_size();
+    prema::runtime rt(MPI_COMM_WORLD);
+    auto mode = prema::resolved_progress();
+    CHECK((mode == prema::progress_mode::dedicated || mode == prema::progress_mode::inline_));
+    CHECK(prema::current_config().progress == mode);
+    int dedicated = mode == prema::progress_mode::dedicated;
+    CHECK(sum_over(MPI_COMM_WORLD, dedicated) == (dedicated ? n : 0));
+    app_value = me;
+    auto a = neighbour_phase(rt);
+    CHECK(a.first == (me + n - 1) % n);
+    CHECK(received.load() == n);
+}
+
+TEST_CASE("auto on a rank bound to one core is inline, which needs SERIALIZED for 2 workers") {
+    int me = world_rank(), n = world_size();
+    one_core bound;
+    prema::config cfg;
+    cfg.workers = 2;
+    if (thread_level() < MPI_THREAD_SERIALIZED) {
+        auto m = usage_message(cfg);
+        CHECK(contains(m, "--prema-progress=auto -> inline with 2 worker(s)"));
+        CHECK(contains(m, "MPI_THREAD_SERIALIZED"));
+        return;
+    }
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(prema::resolved_progress() == prema::progress_mode::inline_);
+    app_value = me;
+    auto a = neighbour_phase(rt);
+    CHECK(a.first == (me + n - 1) % n);
+    CHECK(received.load() == n);
+}
+
+TEST_CASE("auto with 2 workers runs dedicated under FUNNELED, or names the level inline needs") {
+    int me = world_rank(), n = world_size();
+    prema::config cfg;
+    cfg.workers = 2;
+    if (thread_level() < MPI_THREAD_SERIALIZED) {
+        // Whether this machine has a core for every thread decides; both outcomes are correct.
+        auto m = usage_message(cfg);
+        if (!m.empty()) {
+            CHECK(contains(m, "auto -> inline"));
+            CHECK(contains(m, "MPI_THREAD_SERIALIZED"));
+            return;
+        }
+    }
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    if (thread_level() < MPI_THREAD_SERIALIZED)
+        CHECK(prema::resolved_progress() == prema::progress_mode::dedicated);
+    app_value = me;
+    auto a = neighbour_phase(rt);
+    CHECK(a.first == (me + n - 1) % n);
+    CHECK(received.load() == n);
+}
+
+TEST_CASE("a runtime with inline progress and two workers") {
     int me = world_rank(), n = world_size();
     prema::config cfg;
     cfg.progress = prema::progress_mode::inline_;
     cfg.workers = 2;
+    if (thread_level() < MPI_THREAD_SERIALIZED) {
+        auto m = usage_message(cfg);
+        CHECK(contains(m, "--prema-progress=inline with 2 worker(s)"));
+        CHECK(contains(m, "MPI_THREAD_SERIALIZED"));
+        return;
+    }
     app_value = me;
     prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(prema::resolved_progress() == prema::progress_mode::inline_);
     CHECK(prema::current_config().progress == prema::progress_mode::inline_);
     CHECK(prema::current_config().workers == 2);
     auto a = neighbour_phase(rt);
@@ -122,6 +230,7 @@ TEST_CASE("MPI stays initialised once the runtime is destroyed") {
     { prema::runtime rt(MPI_COMM_WORLD); }
     check_mpi_alive();
     CHECK_THROWS_AS(prema::current_config(), prema::usage_error);
+    CHECK_THROWS_AS(prema::resolved_progress(), prema::usage_error);
 }
 
 TEST_CASE("creating a second runtime while one exists throws usage_error") {

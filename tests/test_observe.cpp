@@ -103,6 +103,9 @@ TEST_CASE("stats table and merged Chrome trace") {
     auto table = slurp(out_path);
     std::remove(out_path);
     MESSAGE(table);
+    // The default config asks for auto; the header says what it became.
+    CHECK((table.find("progress auto -> inline;") != std::string::npos ||
+           table.find("progress auto -> dedicated;") != std::string::npos));
     // Columns: rank handlers obj-hndlrs ...; each rank ran sends_per_rank bumps and one total.
     std::istringstream lines(table);
     std::string line;

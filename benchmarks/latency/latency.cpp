@@ -3,9 +3,11 @@
 //
 //   mpirun -np 2 ./latency [--iters 1000] [--json latency.json]      (--help lists every option)
 //
-// Order of one run: raw MPI ping-pong on MPI_COMM_WORLD; PREMA with a dedicated progress thread;
-// PREMA with inline progress and one worker; raw MPI again (the lower of the two raw medians is
-// reported, so drift during the run never flatters PREMA); then the message rates.
+// Order of one run: raw MPI ping-pong on MPI_COMM_WORLD; then PREMA in each --modes entry, by
+// default auto (the runtime options as given, the progress mode left to the runtime as any
+// program gets it; the output names what it resolved to), a dedicated progress thread, and inline
+// progress with one worker; raw MPI again (the lower of the two raw medians is reported, so drift
+// during the run never flatters PREMA); then the message rates.
 //
 // Latency: rank 0 sends a payload of N bytes, rank 1 sends it back. Raw MPI uses MPI_Send and
 // MPI_Recv. PREMA runs the whole chain in handlers: `ping` runs on rank 1 and co_awaits a send of
@@ -66,7 +68,9 @@ struct options {
     int rate_window = 256;  // raw MPI: MPI_Isend requests per MPI_Waitall
     long rate_fence = 1000; // PREMA: a prema::call round trip to rank 1 every so many sends
     bool latency = true, rate = true;
-    bool dedicated = true, inline_ = true;
+    std::vector<prema::progress_mode> modes = {prema::progress_mode::automatic,
+                                               prema::progress_mode::dedicated,
+                                               prema::progress_mode::inline_};
     std::size_t object_max_bytes = 4096; // object ping-pong sizes stop here
     int hop_calls = 500;                 // forwarding measurement (3+ ranks): calls per kind
     std::string json;
@@ -76,7 +80,7 @@ const char* usage_text =
     "usage: mpirun -np 2 latency [options] [--prema-* runtime options]\n"
     "\n"
     "Half round-trip time and bandwidth of raw MPI_Send/MPI_Recv against PREMA handler\n"
-    "ping-pong (dedicated and inline progress), and the rate of 16-byte fire-and-forget\n"
+    "ping-pong (auto, dedicated and inline progress), and the rate of 16-byte fire-and-forget\n"
     "messages. Latencies are medians over the timed round trips of each size.\n"
     "\n"
     "  --iters N          timed round trips per size (default 1000)\n"
@@ -95,12 +99,14 @@ const char* usage_text =
     "  --hop-calls N      with 3+ ranks: calls timed to measure one forwarding hop (default 500)\n"
     "  --no-latency       skip the ping-pong\n"
     "  --no-rate          skip the message rate\n"
-    "  --modes LIST       PREMA progress modes: dedicated,inline (default both)\n"
+    "  --modes LIST       PREMA progress modes to run, in this order, from auto, dedicated,\n"
+    "                     inline (default auto,dedicated,inline); auto reports what it\n"
+    "                     resolved to\n"
     "  --json FILE        also write the results as JSON\n"
     "  --help             this text\n"
     "\n"
-    "Runtime options (--prema-workers, --prema-eager-bytes, ...) apply to both PREMA runs,\n"
-    "except that the inline run always uses 1 worker and each run sets its progress mode.\n";
+    "Runtime options (--prema-workers, --prema-eager-bytes, ...) apply to every PREMA run,\n"
+    "except that each run sets its progress mode and the inline run always uses 1 worker.\n";
 
 struct bad_option : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -113,6 +119,30 @@ long parse_number(std::string_view name, const char* v, long lo, long hi) {
         throw bad_option(std::string(name) + ": '" + v + "' is not an integer in " +
                          std::to_string(lo) + ".." + std::to_string(hi));
     return x;
+}
+
+// "auto,inline" -> {automatic, inline_}: each mode once, in the order given.
+std::vector<prema::progress_mode> parse_modes(std::string_view list) {
+    std::vector<prema::progress_mode> modes;
+    for (std::size_t from = 0; from <= list.size();) {
+        auto comma = std::min(list.find(',', from), list.size());
+        auto name = list.substr(from, comma - from);
+        from = comma + 1;
+        prema::progress_mode m;
+        if (name == "auto")
+            m = prema::progress_mode::automatic;
+        else if (name == "dedicated")
+            m = prema::progress_mode::dedicated;
+        else if (name == "inline")
+            m = prema::progress_mode::inline_;
+        else
+            throw bad_option("--modes: '" + std::string(name) +
+                             "' is not one of auto, dedicated, inline");
+        if (std::find(modes.begin(), modes.end(), m) != modes.end())
+            throw bad_option("--modes: " + std::string(name) + " is given twice");
+        modes.push_back(m);
+    }
+    return modes;
 }
 
 // Returns false if --help was asked for.
@@ -154,13 +184,9 @@ bool parse_options(int argc, char** argv, options& o) {
             o.rate = false;
         else if (a == "--json")
             o.json = value();
-        else if (a == "--modes") {
-            std::string_view m = value();
-            o.dedicated = m.find("dedicated") != m.npos;
-            o.inline_ = m.find("inline") != m.npos;
-            if (!o.dedicated && !o.inline_)
-                throw bad_option("--modes: expected dedicated, inline or dedicated,inline");
-        } else
+        else if (a == "--modes")
+            o.modes = parse_modes(value());
+        else
             throw bad_option("unknown option " + std::string(a) + " (see --help)");
     }
     if (o.min_bytes > o.max_bytes)
@@ -351,7 +377,9 @@ prema::task<> rate_entry(long count, long fence, double& seconds) {
 // One PREMA configuration: latency sweep and message rate.
 
 struct prema_results {
-    const char* mode;
+    std::string mode;     // as requested: auto, dedicated or inline
+    std::string resolved; // what the runtime ran: dedicated or inline
+    std::string label;    // "auto -> inline", or the mode
     std::vector<stats> latency;
     std::vector<stats> objects; // the first sizes, up to --object-max-bytes
     hop_results hops;           // 3+ ranks only
@@ -359,14 +387,23 @@ struct prema_results {
     double rate = 0;          // rank 0: first send to quiescence
     double receiver_rate = 0; // rank 1: first to last message counted
     bool ok = true;
+    // The JSON members that name the progress mode of a row.
+    std::string json_progress() const {
+        return "\"progress\": \"" + mode + "\", " +
+               (mode == resolved ? "" : "\"resolved\": \"" + resolved + "\", ");
+    }
 };
 
-prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes, prema::config cfg,
-                        const char* mode) {
+prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes,
+                        prema::config cfg) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    prema_results r{mode, {}, {}, {}, false, 0, 0, true};
     prema::runtime rt(MPI_COMM_WORLD, cfg);
+    prema_results r;
+    r.mode = prema::to_string(cfg.progress);
+    r.resolved = prema::to_string(prema::resolved_progress());
+    r.label = r.mode == r.resolved ? r.mode : r.mode + " -> " + r.resolved;
+    const char* mode = r.label.c_str();
     if (o.latency) {
         if (rank == 0)
             std::fprintf(stderr, "[prema %s] ping-pong, %zu sizes\n", mode, sizes.size());
@@ -419,7 +456,7 @@ void print_table(const std::vector<std::size_t>& sizes, const std::vector<stats>
                 "bandwidth (bytes / half-RTT, MB/s); 'x' is PREMA / raw MPI half-RTT.\n\n");
     std::printf("%9s %20s", "", "raw MPI");
     for (auto& r : runs)
-        std::printf(" | %26s", ("PREMA " + std::string(r.mode)).c_str());
+        std::printf(" | %26s", ("PREMA " + r.label).c_str());
     std::printf("\n%9s %10s %9s", "bytes", "us", "MB/s");
     for (std::size_t i = 0; i < runs.size(); ++i)
         std::printf(" | %9s %6s %9s", "us", "x", "MB/s");
@@ -437,12 +474,12 @@ void print_table(const std::vector<std::size_t>& sizes, const std::vector<stats>
     std::printf("\nMean half-RTT (us), for comparison with the medians above:\n%9s %10s", "bytes",
                 "mpi");
     for (auto& r : runs)
-        std::printf(" %10s", r.mode);
+        std::printf(" %17s", r.label.c_str());
     std::printf("\n");
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         std::printf("%9zu %10.2f", sizes[i], mpi[i].mean_rtt_us / 2);
         for (auto& r : runs)
-            std::printf(" %10.2f", r.latency[i].mean_rtt_us / 2);
+            std::printf(" %17.2f", r.latency[i].mean_rtt_us / 2);
         std::printf("\n");
     }
 }
@@ -454,8 +491,7 @@ void print_objects(const std::vector<std::size_t>& sizes, const std::vector<stat
                 "'x' is object / raw MPI:\n%9s %10s",
                 "bytes", "mpi");
     for (auto& r : runs)
-        std::printf(" | %9s %9s %6s", (std::string(r.mode).substr(0, 6) + " tx").c_str(), "object",
-                    "x");
+        std::printf(" | %9s %9s %6s", (r.mode.substr(0, 6) + " tx").c_str(), "object", "x");
     std::printf("\n");
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         if (runs.empty() || i >= runs.front().objects.size())
@@ -471,7 +507,8 @@ void print_objects(const std::vector<std::size_t>& sizes, const std::vector<stat
         if (r.have_hops)
             std::printf("\nForwarding (%s): call to an object, median us: direct %.2f, through one "
                         "forwarding hop %.2f (one hop costs %.2f), after the lazy update %.2f\n",
-                        r.mode, r.hops.direct.median_rtt_us, r.hops.forwarded.median_rtt_us,
+                        r.label.c_str(), r.hops.direct.median_rtt_us,
+                        r.hops.forwarded.median_rtt_us,
                         r.hops.forwarded.median_rtt_us - r.hops.direct.median_rtt_us,
                         r.hops.collapsed.median_rtt_us);
 }
@@ -486,10 +523,9 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
     }
     std::fprintf(f, "{\n  \"statistic\": \"median\",\n  \"results\": [");
     const char* sep = "\n";
-    auto row = [&](const char* layer, const char* mode, std::size_t bytes, const stats& s) {
-        std::fprintf(f, "%s    {\"layer\": \"%s\", ", sep, layer);
-        if (mode)
-            std::fprintf(f, "\"progress\": \"%s\", ", mode);
+    auto row = [&](const char* layer, const std::string& progress, std::size_t bytes,
+                   const stats& s) {
+        std::fprintf(f, "%s    {\"layer\": \"%s\", %s", sep, layer, progress.c_str());
         std::fprintf(f,
                      "\"bytes\": %zu, \"half_rtt_us\": %.4f, \"mb_per_s\": %.2f, "
                      "\"mean_half_rtt_us\": %.4f, \"iterations\": %d}",
@@ -497,20 +533,21 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
         sep = ",\n";
     };
     for (std::size_t i = 0; i < mpi.size(); ++i)
-        row("mpi", nullptr, sizes[i], mpi[i]);
+        row("mpi", "", sizes[i], mpi[i]);
     for (auto& r : runs)
         for (std::size_t i = 0; i < r.latency.size(); ++i)
-            row("transport", r.mode, sizes[i], r.latency[i]);
+            row("transport", r.json_progress(), sizes[i], r.latency[i]);
     for (auto& r : runs)
         for (std::size_t i = 0; i < r.objects.size(); ++i)
-            row("object", r.mode, sizes[i], r.objects[i]);
+            row("object", r.json_progress(), sizes[i], r.objects[i]);
     for (auto& r : runs)
         if (r.have_hops)
             std::fprintf(f,
-                         ",\n    {\"layer\": \"object\", \"progress\": \"%s\", "
+                         ",\n    {\"layer\": \"object\", %s"
                          "\"direct_call_us\": %.4f, \"forwarded_call_us\": %.4f, "
                          "\"forwarding_hop_us\": %.4f, \"collapsed_call_us\": %.4f}",
-                         r.mode, r.hops.direct.median_rtt_us, r.hops.forwarded.median_rtt_us,
+                         r.json_progress().c_str(), r.hops.direct.median_rtt_us,
+                         r.hops.forwarded.median_rtt_us,
                          r.hops.forwarded.median_rtt_us - r.hops.direct.median_rtt_us,
                          r.hops.collapsed.median_rtt_us);
     if (o.rate) {
@@ -521,10 +558,11 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
         sep = ",\n";
         for (auto& r : runs)
             std::fprintf(f,
-                         ",\n    {\"layer\": \"transport\", \"progress\": \"%s\", "
+                         ",\n    {\"layer\": \"transport\", %s"
                          "\"rate_msgs_per_s\": %.0f, \"receiver_rate_msgs_per_s\": %.0f, "
                          "\"messages\": %ld, \"fence\": %ld}",
-                         r.mode, r.rate, r.receiver_rate, o.rate_count, o.rate_fence);
+                         r.json_progress().c_str(), r.rate, r.receiver_rate, o.rate_count,
+                         o.rate_fence);
     }
     std::fprintf(f, "\n  ]\n}\n");
     std::fclose(f);
@@ -554,7 +592,7 @@ int bench_main(int argc, char** argv, int rank, int size) {
     if (rank == 0)
         std::printf("PREMA latency benchmark: %d ranks (only 0 and 1 talk), %zu sizes %zu..%zu B, "
                     "%d iters (+%d warm-up) per size, capped at %zu MiB per size; eager limit %zu "
-                    "B, %d worker(s) in dedicated mode\n",
+                    "B, %d worker(s) (inline: 1)\n",
                     size, sizes.size(), sizes.front(), sizes.back(), o.iters, o.warmup,
                     o.budget_mib, base.eager_bytes, base.workers);
 
@@ -574,16 +612,12 @@ int bench_main(int argc, char** argv, int rank, int size) {
     std::vector<prema_results> runs;
     bool ok = true;
     try {
-        if (o.dedicated) {
+        for (auto mode : o.modes) {
             prema::config c = base;
-            c.progress = prema::progress_mode::dedicated;
-            runs.push_back(run_prema(o, sizes, c, "dedicated"));
-        }
-        if (o.inline_) {
-            prema::config c = base;
-            c.progress = prema::progress_mode::inline_;
-            c.workers = 1;
-            runs.push_back(run_prema(o, sizes, c, "inline"));
+            c.progress = mode;
+            if (mode == prema::progress_mode::inline_)
+                c.workers = 1;
+            runs.push_back(run_prema(o, sizes, c));
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "latency: rank %d: %s\n", rank, e.what());
@@ -633,8 +667,8 @@ int bench_main(int argc, char** argv, int rank, int size) {
         for (auto& r : runs)
             std::printf("  %-26s %12.0f msgs/s  (%.3fx mpi; first send to quiescence, fence every "
                         "%ld; receiver first-to-last %.0f msgs/s)\n",
-                        ("prema " + std::string(r.mode)).c_str(), r.rate, r.rate / mpi_rate_value,
-                        o.rate_fence, r.receiver_rate);
+                        ("prema " + r.label).c_str(), r.rate, r.rate / mpi_rate_value, o.rate_fence,
+                        r.receiver_rate);
     }
     std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
                 double(rss[1]) / 1024);

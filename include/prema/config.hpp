@@ -9,13 +9,16 @@
 namespace prema {
 
 enum class progress_mode {
+    // Dedicated when its thread gets a core of its own, inline otherwise; decided when the
+    // runtime starts (prema::resolved_progress() tells which).
+    automatic,
     dedicated, // the thread that called run() drives MPI; workers never touch it
     inline_,   // idle workers take turns driving MPI (fewer threads than cores: small machines)
 };
 
 struct config {
     int workers = 1;                                   // --prema-workers: worker threads per rank
-    progress_mode progress = progress_mode::dedicated; // --prema-progress dedicated|inline
+    progress_mode progress = progress_mode::automatic; // --prema-progress auto|dedicated|inline
     std::uint64_t quantum_us = 1000;                   // --prema-quantum-us: preemption quantum
     std::string lb = "none";                           // --prema-lb: load-balancing policy name
     std::uint64_t lb_period_us = 1000; // --prema-lb-period-us: dist_balance() period
@@ -44,6 +47,6 @@ struct config {
     static config from_env();
 };
 
-std::string to_string(progress_mode m);
+std::string to_string(progress_mode m); // "auto", "dedicated" or "inline"
 
 } // namespace prema

@@ -24,14 +24,22 @@ using entry_fn = std::function<task<>()>;
 int rank() noexcept;
 int ranks() noexcept;
 
-// The runtime's config; valid while a runtime exists on this rank.
+// The runtime's config; valid while a runtime exists on this rank. Its `progress` is the
+// resolved mode, as resolved_progress() gives it.
 const config& current_config();
+
+// The progress mode the runtime on this rank runs with: dedicated or inline, never automatic,
+// which the constructor resolves (the same mode on every rank). Fixed before the constructor
+// returns, so any thread may ask while the runtime exists: the thread that created it,
+// handlers on the workers, or threads of the application. Throws usage_error when none exists.
+progress_mode resolved_progress();
 
 class runtime {
   public:
     // Collective over `comm`, which the runtime duplicates. MPI must be initialised with a
     // thread level that `cfg.progress` needs (FUNNELED for dedicated, SERIALIZED for inline
-    // with several workers); otherwise usage_error says which level is missing.
+    // with several workers, for auto that of the mode it resolves to); otherwise usage_error
+    // says which level is missing.
     explicit runtime(MPI_Comm comm, config cfg = config::from_env());
     ~runtime();
     runtime(const runtime&) = delete;

@@ -46,13 +46,15 @@ bool apply(config& c, std::string_view name, const std::string& value) {
             throw usage_error("option --prema-workers: " + value + " is outside 1..1024");
         c.workers = int(v);
     } else if (name == "progress") {
-        if (value == "dedicated")
+        if (value == "auto")
+            c.progress = progress_mode::automatic;
+        else if (value == "dedicated")
             c.progress = progress_mode::dedicated;
         else if (value == "inline")
             c.progress = progress_mode::inline_;
         else
             throw usage_error("option --prema-progress: '" + value +
-                              "' is not one of dedicated, inline");
+                              "' is not one of auto, dedicated, inline");
     } else if (name == "quantum-us") {
         c.quantum_us = parse_unsigned(name, value);
     } else if (name == "lb") {
@@ -179,7 +181,9 @@ config config::from_args(int& argc, char** argv) {
 }
 
 std::string to_string(progress_mode m) {
-    return m == progress_mode::dedicated ? "dedicated" : "inline";
+    return m == progress_mode::automatic   ? "auto"
+           : m == progress_mode::dedicated ? "dedicated"
+                                           : "inline";
 }
 
 } // namespace prema

@@ -13,6 +13,7 @@
 #include "coro/worker_pool.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/transport/handler.hpp"
+#include "runtime/core_sharing.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -184,10 +185,11 @@ std::vector<std::string> gather_strings(MPI_Comm comm, int rank, int size, const
 
 constexpr int n_fields = 12;
 
-void print_stats(const std::vector<double>& all, int size, int workers) {
-    std::string t = fmt::format("prema stats ({} ranks, {} worker(s) per rank; times in ms, "
-                                "overhead = workers x wall - busy - idle)\n",
-                                size, workers);
+void print_stats(const std::vector<double>& all, int size, int workers,
+                 const std::string& progress) {
+    std::string t = fmt::format("prema stats ({} ranks, {} worker(s) per rank, progress {}; times "
+                                "in ms, overhead = workers x wall - busy - idle)\n",
+                                size, workers, progress);
     t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} {:>10} "
                      "{:>10} {:>10}\n",
                      "rank", "handlers", "obj-hndlrs", "msgs-sent", "msgs-recv", "bytes-sent",
@@ -272,7 +274,8 @@ void observe_finish(runtime_state& st) {
         std::vector<double> all(std::size_t(n_fields * st.size));
         MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0, st.comm);
         if (st.rank == 0)
-            print_stats(all, st.size, st.cfg.workers);
+            print_stats(all, st.size, st.cfg.workers,
+                        describe_progress(st.requested_progress, st.cfg.progress));
     }
     if (flags & observe_trace) {
         auto parts = gather_strings(st.comm, st.rank, st.size, serialize_rank(st.rank));

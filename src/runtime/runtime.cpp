@@ -36,6 +36,15 @@ const char* thread_level_name(int level) {
     }
 }
 
+// Every rank takes the same mode, inline if any rank is short of cores: then a missing MPI
+// thread level fails the constructor on every rank together instead of leaving the others
+// waiting in its collectives, and rank 0's report holds for the whole job.
+progress_mode agree_on_progress(MPI_Comm comm, progress_mode mine) {
+    int dedicated = mine == progress_mode::dedicated;
+    MPI_Allreduce(MPI_IN_PLACE, &dedicated, 1, MPI_INT, MPI_LAND, comm);
+    return dedicated ? progress_mode::dedicated : progress_mode::inline_;
+}
+
 // The thread level the configuration needs from MPI, given that the calling thread (the one
 // that constructs the runtime) becomes the progress thread or worker 0.
 int required_thread_level(const config& c) {
@@ -246,6 +255,10 @@ const config& current_config() {
     return detail::state().cfg;
 }
 
+progress_mode resolved_progress() {
+    return detail::state().cfg.progress;
+}
+
 struct runtime::impl {
     detail::runtime_state st;
     impl(MPI_Comm c, config cfg) : st(c, std::move(cfg)) {}
@@ -259,17 +272,30 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     int provided = MPI_THREAD_SINGLE, is_main = 0;
     MPI_Query_thread(&provided);
     MPI_Is_thread_main(&is_main);
-    int needed = detail::required_thread_level(cfg);
-    if (provided < needed || (provided == MPI_THREAD_FUNNELED && !is_main))
-        throw usage_error(fmt::format(
-            "--prema-progress={} with {} worker(s) needs MPI initialised with {} (from the "
-            "thread that creates the runtime), but MPI provides {}",
-            to_string(cfg.progress), cfg.workers, detail::thread_level_name(needed),
-            detail::thread_level_name(provided)));
+    const progress_mode requested = cfg.progress;
+    auto check_thread_level = [&] {
+        int needed = detail::required_thread_level(cfg);
+        if (provided < needed || (provided == MPI_THREAD_FUNNELED && !is_main))
+            throw usage_error(fmt::format(
+                "--prema-progress={} with {} worker(s) needs MPI initialised with {} (from the "
+                "thread that creates the runtime), but MPI provides {}",
+                detail::describe_progress(requested, cfg.progress), cfg.workers,
+                detail::thread_level_name(needed), detail::thread_level_name(provided)));
+    };
+    // Counting cores is collective, so this thread must be allowed to call MPI first: every
+    // mode needs FUNNELED, auto the level of the mode it resolves to (checked again below).
+    check_thread_level();
+    const auto cores = detail::detect_core_sharing(comm);
+    if (requested == progress_mode::automatic) {
+        cfg.progress =
+            detail::agree_on_progress(comm, detail::resolve_progress(cores, cfg.workers));
+        check_thread_level();
+    }
     detail::check_policy(cfg.lb);
     detail::runtime_state* expected = nullptr;
     impl_ = std::make_unique<impl>(comm, std::move(cfg));
     auto& st = impl_->st;
+    st.requested_progress = requested;
     // Collective: ranks that disagree on message sizes would crash or hang later; say so now.
     if (auto why = detail::wire_config_mismatch(st.comm, st.cfg); !why.empty()) {
         MPI_Comm_free(&st.comm);
@@ -280,6 +306,14 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         throw usage_error("a PREMA runtime already runs in this process");
     }
     detail::init_log(st.rank, st.cfg.log);
+    if (requested == progress_mode::automatic && st.rank == 0)
+        detail::log().info("progress {}: {} rank(s) x {} thread(s) on {} core(s) (rank 0 may use "
+                           "{}){}",
+                           detail::describe_progress(requested, st.cfg.progress), cores.node_ranks,
+                           st.cfg.workers + 1, cores.node_cores, cores.own_cores,
+                           st.cfg.progress == detail::resolve_progress(cores, st.cfg.workers)
+                               ? ""
+                               : " (another rank is short of cores)");
     detail::observe_start(st); // collective: --prema-stats, --prema-trace
     bool inline_mode = st.cfg.progress == progress_mode::inline_;
     st.io = std::make_unique<detail::io_reactor>();
@@ -321,22 +355,21 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                     }
                 },
         });
-    // Collective: every rank asks, whatever the answer of the others.
-    auto cores = detail::detect_core_sharing(st.comm, st.cfg.workers + (inline_mode ? 0 : 1));
-    if (cores.shared()) {
+    const int threads = st.cfg.workers + (inline_mode ? 0 : 1);
+    const bool shares_core = cores.shared(threads);
+    if (shares_core) {
         st.engine->set_shares_core(true);
         if (st.rank == 0)
             detail::log().info("{} rank(s) x {} thread(s) on {} core(s) ({} for this rank): "
                                "idle threads sleep instead of spinning{}",
-                               cores.node_ranks, cores.threads_per_rank, cores.node_cores,
-                               cores.own_cores,
+                               cores.node_ranks, threads, cores.node_cores, cores.own_cores,
                                inline_mode ? "" : "; --prema-progress inline saves a thread");
     }
     std::function<bool()> idle_poll;
     if (inline_mode)
         idle_poll = [e = st.engine.get()] { return e->try_poll(); };
     st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
-                                                       std::move(idle_poll), cores.shared());
+                                                       std::move(idle_poll), shares_core);
     st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
     // A batch is one message: it must fit a receive slot and the largest message allowed.
     std::size_t batch_bytes =
@@ -360,8 +393,9 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     st.workers->set_app_source(
         [lb = st.lb.get()](int worker, detail::work_item& w) { return lb->next(worker, w); },
         [lb = st.lb.get()] { return lb->has_work(); });
-    detail::log().debug("runtime up: {} ranks, {} workers, {} progress, quantum {} us", st.size,
-                        st.cfg.workers, to_string(st.cfg.progress), st.cfg.quantum_us);
+    detail::log().debug(
+        "runtime up: {} ranks, {} workers, {} progress, quantum {} us", st.size, st.cfg.workers,
+        detail::describe_progress(st.requested_progress, st.cfg.progress), st.cfg.quantum_us);
 }
 
 runtime::~runtime() {

@@ -27,7 +27,8 @@ class io_reactor;
 struct coordinator;
 
 struct runtime_state {
-    config cfg;
+    config cfg;                                                  // cfg.progress: the resolved mode
+    progress_mode requested_progress = progress_mode::automatic; // as configured, for reports
     MPI_Comm comm = MPI_COMM_NULL;
     int rank = 0, size = 1;
     message_pool pool;
