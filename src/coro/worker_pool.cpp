@@ -154,7 +154,7 @@ bool worker_pool::pop(int index, work_item& w) {
         self.yielded.pop_front();
         return true;
     }
-    if (app_source_) {
+    if (app_source_ && (!has_app_work_ || has_app_work_())) {
         // Counted before the source gives the item up, so quiescence never sees it nowhere.
         active_.fetch_add(1, std::memory_order_acq_rel);
         if (app_source_(index, w))

@@ -57,6 +57,7 @@ balancer::~balancer() = default;
 
 void balancer::ready(pending_handler* h) {
     pending_.fetch_add(1, std::memory_order_acq_rel);
+    queued_.fetch_add(1, std::memory_order_release);
     policy_->push(worker_pool::current_index(), h);
     workers_.wake_one();
 }
@@ -73,7 +74,11 @@ void balancer::notify(const lb::object_load& l) {
 }
 
 bool balancer::next(int worker, work_item& w) {
+    // Idle workers ask all the time; the policy's queue takes a lock.
+    if (queued_.load(std::memory_order_acquire) == 0)
+        return false;
     while (auto* h = policy_->pop(worker)) {
+        queued_.fetch_sub(1, std::memory_order_relaxed);
         double load = h->load(); // claim() frees a withdrawn handler
         if (claim(static_cast<pending_handler*>(h), w)) {
             pending_.fetch_sub(1, std::memory_order_acq_rel);

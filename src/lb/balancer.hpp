@@ -32,7 +32,7 @@ class balancer final : public lb::context {
 
     // Workers: the next application item.
     bool next(int worker, work_item& w);
-    bool has_work() const noexcept { return pending_.load(std::memory_order_acquire) > 0; }
+    bool has_work() const noexcept { return queued_.load(std::memory_order_acquire) > 0; }
     std::int64_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
 
     // MPI thread: periodic balancing and policy messages.
@@ -63,6 +63,8 @@ class balancer final : public lb::context {
     worker_pool& workers_;
     std::unique_ptr<lb::scheduler> policy_;
     std::atomic<std::int64_t> pending_{0};
+    // Handed to the policy and not popped yet, withdrawn ones included (pending_ is not).
+    std::atomic<std::int64_t> queued_{0};
     std::atomic<std::int64_t> running_{0};
     std::atomic<double> running_load_{0};
     std::atomic<bool> enabled_{false};

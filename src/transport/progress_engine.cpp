@@ -286,7 +286,7 @@ bool progress_engine::poll_ops() {
 }
 
 bool progress_engine::poll_waves() {
-    if (phase_decided_)
+    if (phase_decided_ || !(detector_.wave_in_flight() || detector_.may_start_wave()))
         return false;
     bool idle = hooks_.idle() && outbox_.size_approx() == 0;
     local_counts c;
@@ -308,20 +308,33 @@ bool progress_engine::poll() {
     bool moved = flush_outbox();
     moved |= poll_headers();
     moved |= poll_ops();
-    if (hooks_.tick)
-        hooks_.tick();
-    // Replies and migrations that urgent handlers produced during this poll leave now, not
-    // one poll (in inline mode: one quantum) later.
-    moved |= flush_outbox();
-    if (!moved)
-        moved = poll_waves();
+    // An idle poll is mostly a wait for the next header: keep it to the test that finds it,
+    // and run the periodic work (balancing, checkpoint I/O, batch ages, waves) on every
+    // full_sweep_every-th idle poll, or after traffic.
+    if (moved || ++idle_polls_ >= full_sweep_every) {
+        idle_polls_ = 0;
+        if (hooks_.tick)
+            hooks_.tick();
+        // Replies and migrations that urgent handlers produced during this poll leave now,
+        // not one poll (in inline mode: one quantum) later.
+        moved |= flush_outbox();
+        if (!moved)
+            moved = poll_waves();
+    }
     in_poll = false;
     return moved;
 }
 
 bool progress_engine::try_poll() {
     std::unique_lock lock(poll_mutex_, std::try_to_lock);
-    return lock.owns_lock() && poll();
+    if (!lock.owns_lock())
+        return false;
+    // A few polls back to back before the worker looks at its queues again: the message it
+    // waits for is found within one MPI test, not one trip around the worker loop.
+    for (int i = 0; i < inline_polls; ++i)
+        if (poll())
+            return true;
+    return false;
 }
 
 void progress_engine::run(const std::atomic<bool>& stop) {

@@ -95,6 +95,7 @@ class progress_engine {
 
   private:
     static constexpr int tag_header = 1;
+    static constexpr int full_sweep_every = 8, inline_polls = 8;
     static constexpr std::size_t max_sends_in_flight = 256;
     static constexpr int first_payload_tag = wire_first_payload_tag;
 
@@ -135,6 +136,7 @@ class progress_engine {
     int next_payload_tag_ = first_payload_tag;
     int max_tag_ = 32767;
     bool shares_core_ = false;
+    int idle_polls_ = 0;
 
     termination_detector detector_;
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks

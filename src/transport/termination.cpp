@@ -15,7 +15,7 @@ termination_detector::~termination_detector() {
 
 wave_result termination_detector::poll(bool idle, const local_counts& c) {
     if (request_ == MPI_REQUEST_NULL) {
-        if (!idle || (next_wave_tick_ && now_ticks() < next_wave_tick_))
+        if (!idle || !may_start_wave())
             return wave_result::none;
         mine_ = {c.sent, c.received, c.waiters, c.entries};
         MPI_Iallreduce(mine_.data(), sums_.data(), 4, MPI_UINT64_T, MPI_SUM, comm_, &request_);

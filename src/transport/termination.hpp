@@ -17,6 +17,8 @@
 
 #include <mpi.h>
 
+#include "prema/coro/yield.hpp"
+
 namespace prema::detail {
 
 struct local_counts {
@@ -51,6 +53,11 @@ class termination_detector {
     wave_result poll(bool idle, const local_counts& counts);
 
     bool wave_in_flight() const noexcept { return request_ != MPI_REQUEST_NULL; }
+
+    // Whether an idle rank would start a wave now (the gap after a busy wave has passed).
+    bool may_start_wave() const noexcept {
+        return !wave_in_flight() && (next_wave_tick_ == 0 || now_ticks() >= next_wave_tick_);
+    }
 
   private:
     MPI_Comm comm_;

@@ -11,13 +11,15 @@
 #include <utility>
 #include <variant>
 
+#include "prema/coro/frame_allocator.hpp"
+
 namespace prema {
 
 template <class T = void> class task;
 
 namespace detail {
 
-struct task_promise_base {
+struct task_promise_base : pooled_frame {
     std::coroutine_handle<> continuation = std::noop_coroutine();
 
     struct final_awaiter {

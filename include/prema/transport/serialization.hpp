@@ -171,14 +171,24 @@ template <class T> void CEREAL_LOAD_FUNCTION_NAME(input_archive& ar, cereal::Bin
 template <class T>
 inline constexpr bool is_bitwise = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>;
 
+// Vectors of raw-bytes elements and strings travel as a 64-bit count and the elements' bytes
+// (cereal's layout for them), written and read without building a cereal archive, which costs
+// more than the copy for the small payloads most messages carry.
+template <class T> inline constexpr bool is_contiguous_bitwise = false;
+template <class T, class A>
+inline constexpr bool is_contiguous_bitwise<std::vector<T, A>> =
+    is_bitwise<T> && !std::is_same_v<T, bool>;
+template <class C, class Tr, class A>
+inline constexpr bool is_contiguous_bitwise<std::basic_string<C, Tr, A>> = is_bitwise<C>;
+
 // Pointers are excluded explicitly: cereal declares a serialize() for raw pointers (whose body
 // is a static_assert), so its traits call them serializable.
 template <class T>
 inline constexpr bool is_sendable =
-    !std::is_pointer_v<T> &&
-    (is_bitwise<T> || (cereal::traits::is_output_serializable<T, output_archive>::value &&
-                       cereal::traits::is_input_serializable<T, input_archive>::value &&
-                       std::is_default_constructible_v<T>));
+    !std::is_pointer_v<T> && (is_bitwise<T> || is_contiguous_bitwise<T> ||
+                              (cereal::traits::is_output_serializable<T, output_archive>::value &&
+                               cereal::traits::is_input_serializable<T, input_archive>::value &&
+                               std::is_default_constructible_v<T>));
 
 template <class T> void write_value(byte_writer& w, const T& v) {
     static_assert(is_sendable<T>,
@@ -187,6 +197,10 @@ template <class T> void write_value(byte_writer& w, const T& v) {
                   "it a member `template <class Archive> void serialize(Archive& ar)`.");
     if constexpr (is_bitwise<T>) {
         w.write(std::addressof(v), sizeof(T));
+    } else if constexpr (is_contiguous_bitwise<T>) {
+        std::uint64_t n = v.size();
+        w.write(&n, sizeof n);
+        w.write(v.data(), n * sizeof(typename T::value_type));
     } else {
         output_archive ar(w);
         ar(v);
@@ -201,6 +215,17 @@ template <class T> T read_value(byte_reader& r) {
         r.read(raw, sizeof(T));
         T v;
         std::memcpy(static_cast<void*>(std::addressof(v)), raw, sizeof(T));
+        return v;
+    } else if constexpr (is_contiguous_bitwise<T>) {
+        using E = typename T::value_type;
+        std::uint64_t n = 0;
+        r.read(&n, sizeof n);
+        if (n > r.remaining() / sizeof(E))
+            throw wire_error("garbled payload: container of " + std::to_string(n) +
+                             " elements in " + std::to_string(r.remaining()) + " bytes");
+        T v;
+        v.resize(n);
+        r.read(v.data(), n * sizeof(E));
         return v;
     } else {
         T v{};
