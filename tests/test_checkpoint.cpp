@@ -2,8 +2,11 @@
 // the same and on a smaller rank count; an incomplete newer checkpoint is ignored; every
 // damaged input is a checkpoint_error on every rank naming the file, and leaves nothing loaded.
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -13,6 +16,8 @@
 #include <prema/checkpoint.hpp>
 #include <prema/prema.hpp>
 
+#include "checkpoint/coordinator.hpp"
+#include "checkpoint/io_reactor.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -181,7 +186,142 @@ fs::path only_checkpoint(const std::string& dir) {
     return found.front();
 }
 
+// Restarts from `dir` in a fresh runtime: the cells' total digest on every rank, or NaN and
+// the error if the restart failed.
+double restored_digest(const std::string& dir, std::string& error) {
+    prema::runtime rt(MPI_COMM_WORLD);
+    double d = std::nan("");
+    CHECK(rt.run([&]() -> prema::task<> {
+        try {
+            auto r = co_await prema::restart<root>(dir);
+            if (prema::rank() == 0)
+                d = co_await total_digest(r.cells);
+        } catch (const prema::checkpoint_error& e) {
+            error = e.what();
+        }
+    }) == 0);
+    MPI_Bcast(&d, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return d;
+}
+
+// Rank 0's view of its checkpoint I/O: every operation in the order started; an fsync of
+// `fail_fsync_of` fails with EIO.
+struct io_log {
+    std::mutex mutex;
+    std::vector<std::pair<prema::detail::io_op::kind, std::string>> ops;
+    std::string fail_fsync_of;
+} g_io_log;
+
+int watch_io(const prema::detail::io_op& op) {
+    std::lock_guard lock(g_io_log.mutex);
+    g_io_log.ops.emplace_back(op.op, op.path);
+    return op.op == prema::detail::io_op::kind::fsync && op.path == g_io_log.fail_fsync_of ? -EIO
+                                                                                           : 0;
+}
+
 } // namespace
+
+TEST_CASE("stale listings: every rank takes rank 0's number; the previous checkpoint stays until "
+          "the new manifest is durable") {
+    using prema::detail::io_op;
+    auto dir = scratch("stale"), first = scratch("stale_first");
+    int me = world_rank();
+    if (me == 0)
+        prema::detail::io_fault_injection.intercept = &watch_io;
+    else // a shared file system whose listing lags on these ranks: they see no checkpoint
+        prema::detail::listing_view = [](std::optional<std::uint64_t>) {
+            return std::optional<std::uint64_t>();
+        };
+    root r;
+    double digest_a = 0, digest_c = 0;
+    std::string failure;
+    {
+        prema::runtime rt(MPI_COMM_WORLD);
+        std::vector<prema::mobile_ptr<cell>> mine;
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            for (int i = 0; i < cells_per_rank; ++i) {
+                cell c;
+                c.tag = std::uint64_t(prema::rank() * 100 + i);
+                c.data.assign(300, 0.5);
+                mine.push_back(prema::make_mobile<cell>(std::move(c)));
+            }
+            co_return;
+        }) == 0);
+        r.cells = gather(mine);
+        // A (ckpt-000001), then B, whose directories never become durable: A must stay whole.
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, 0);
+            co_await prema::checkpoint(dir, r);
+            if (prema::rank() == 0) {
+                digest_a = co_await total_digest(r.cells);
+                std::lock_guard lock(g_io_log.mutex);
+                g_io_log.fail_fsync_of = dir;
+            }
+            co_await prema::quiescence();
+            co_await send_numbers(r.cells, messages);
+            try {
+                co_await prema::checkpoint(dir, r);
+            } catch (const prema::checkpoint_error& e) {
+                failure = e.what();
+            }
+        }) == 0);
+        INFO(failure);
+        CHECK(failure.find(dir + ": fsync failed") != std::string::npos);
+        if (me == 0) {
+            fs::create_directories(first);
+            fs::copy(fs::path(dir) / "ckpt-000001", fs::path(first) / "ckpt-000001",
+                     fs::copy_options::recursive);
+            std::lock_guard lock(g_io_log.mutex);
+            g_io_log.fail_fsync_of.clear();
+            g_io_log.ops.clear();
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        // C: succeeds, and replaces both.
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, 2 * messages);
+            co_await prema::checkpoint(dir, r);
+            if (prema::rank() == 0)
+                digest_c = co_await total_digest(r.cells);
+        }) == 0);
+    }
+    prema::detail::io_fault_injection.intercept = nullptr;
+    prema::detail::listing_view = nullptr;
+    MPI_Bcast(&digest_a, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&digest_c, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (me == 0) {
+        std::vector<std::string> left;
+        for (auto& e : fs::directory_iterator(dir))
+            left.push_back(e.path().filename().string());
+        CHECK(left == std::vector<std::string>{"ckpt-000003"});
+        for (int k = 0; k < world_size(); ++k)
+            CHECK(
+                fs::exists(fs::path(dir) / "ckpt-000003" / ("rank-" + std::to_string(k) + ".bin")));
+        // Older checkpoints go only once the manifest's rename and both directories are synced.
+        auto at = [&](io_op::kind k, const std::string& path) {
+            auto it = std::find(g_io_log.ops.begin(), g_io_log.ops.end(), std::pair(k, path));
+            return it - g_io_log.ops.begin();
+        };
+        auto first_unlink = std::find_if(g_io_log.ops.begin(), g_io_log.ops.end(),
+                                         [](auto& op) { return op.first == io_op::kind::unlink; }) -
+                            g_io_log.ops.begin();
+        auto ck = dir + "/ckpt-000003";
+        auto n = std::ptrdiff_t(g_io_log.ops.size());
+        CHECK(first_unlink < n);
+        CHECK(at(io_op::kind::rename, ck + "/manifest.tmp") < at(io_op::kind::fsync, ck));
+        CHECK(at(io_op::kind::fsync, ck) < first_unlink);
+        CHECK(at(io_op::kind::fsync, dir) < first_unlink);
+    }
+    std::string error;
+    CHECK(restored_digest(first, error) == digest_a);
+    CHECK(error == "");
+    CHECK(restored_digest(dir, error) == digest_c);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        fs::remove_all(dir);
+        fs::remove_all(first);
+    }
+}
 
 TEST_CASE("restart on the same and on a smaller rank count") {
     auto dir = scratch("roundtrip");

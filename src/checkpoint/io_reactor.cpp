@@ -173,17 +173,26 @@ void io_reactor::start(io_batch& b) {
         b.state.store(io_batch::done, std::memory_order_release);
         return;
     }
+    auto intercept = io_fault_injection.intercept.load(std::memory_order_relaxed);
     for (auto& op : *b.ops)
         op.batch = &b;
     if (!uses_uring()) {
-        for (auto& op : *b.ops)
-            while (complete(op, run_blocking(op))) {
-            }
+        for (auto& op : *b.ops) {
+            if (int e = intercept ? intercept(op) : 0; e < 0)
+                complete(op, e);
+            else
+                while (complete(op, run_blocking(op))) {
+                }
+        }
         b.state.store(io_batch::done, std::memory_order_release);
         return;
     }
-    for (auto& op : *b.ops)
-        b.todo.push_back(&op);
+    for (auto& op : *b.ops) {
+        if (int e = intercept ? intercept(op) : 0; e < 0)
+            complete(op, e);
+        else
+            b.todo.push_back(&op);
+    }
     batches_.fetch_add(1, std::memory_order_acq_rel);
     std::lock_guard lock(incoming_mutex_);
     incoming_.push_back(&b);

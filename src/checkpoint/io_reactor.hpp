@@ -135,6 +135,14 @@ class io_reactor {
     std::atomic<int> batches_{0};
 };
 
+// Test-only faults (tests/test_checkpoint.cpp). All off in a normal run, where they cost one
+// relaxed load per batch.
+struct io_faults {
+    // Sees every operation as its batch starts; a negative errno fails it without running it.
+    std::atomic<int (*)(const io_op&)> intercept{nullptr};
+};
+inline io_faults io_fault_injection;
+
 // Runs one operation now, blocking the calling thread; returns the result as io_uring would.
 int run_blocking(io_op& op);
 
