@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -18,6 +19,7 @@
 
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
+#include "runtime/runtime_state.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -219,7 +221,149 @@ int watch_io(const prema::detail::io_op& op) {
                                                                                            : 0;
 }
 
+// A runtime whose cells hold more than a rank file's first piece (4 MiB) on every rank, so that
+// whole pages of it go through O_DIRECT (where the file system takes it).
+struct big_cells {
+    prema::runtime rt{MPI_COMM_WORLD};
+    root r;
+    big_cells() {
+        std::vector<prema::mobile_ptr<cell>> mine;
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            for (int i = 0; i < 3; ++i) {
+                cell c;
+                c.tag = std::uint64_t(prema::rank() * 100 + i);
+                c.data.assign(i == 1 ? 600'000 : 100, 0.25 * (i + 1));
+                mine.push_back(prema::make_mobile<cell>(std::move(c)));
+            }
+            co_return;
+        }) == 0);
+        r.cells = gather(mine);
+        uring = prema::detail::state().io->uses_uring();
+    }
+    // Sends the next numbers to every cell, runs `arm` on this rank, checkpoints to `dir`:
+    // the error ("" if none) and the cells' digest at that point, on every rank.
+    std::pair<std::string, double> checkpoint(const std::string& dir,
+                                              const std::function<void()>& arm) {
+        std::string error;
+        double digest = 0;
+        CHECK(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, sent);
+            arm();
+            try {
+                co_await prema::checkpoint(dir, r);
+            } catch (const prema::checkpoint_error& e) {
+                error = e.what();
+            }
+            if (prema::rank() == 0)
+                digest = co_await total_digest(r.cells);
+        }) == 0);
+        sent += messages;
+        MPI_Bcast(&digest, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        return {error, digest};
+    }
+    std::int64_t sent = 0;
+    bool uring = false; // whether this rank's checkpoint I/O went through io_uring at first
+};
+
+void no_faults_left() {
+    auto& f = prema::detail::io_fault_injection;
+    f.partial_submits = 0;
+    f.failed_submits = 0;
+    f.short_writes = 0;
+}
+
+bool takes_o_direct(const std::string& dir) {
+    fs::create_directories(dir);
+    auto probe = dir + "/probe";
+    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_DIRECT, 0644);
+    if (fd >= 0)
+        ::close(fd);
+    fs::remove(probe);
+    return fd >= 0;
+}
+
 } // namespace
+
+TEST_CASE("io faults: a short O_DIRECT write continues from where it stopped") {
+    auto dir = scratch("short_write");
+    if (world_rank() == 0 && !takes_o_direct(dir))
+        MESSAGE(dir << " refuses O_DIRECT: the short write is a buffered one");
+    double digest = 0;
+    {
+        big_cells b;
+        auto [error, d] =
+            b.checkpoint(dir, [] { prema::detail::io_fault_injection.short_writes = 1; });
+        CHECK(error == "");
+        CHECK(prema::detail::io_fault_injection.short_writes == 0); // it was injected
+        digest = d;
+    }
+    no_faults_left();
+    std::string error;
+    CHECK(restored_digest(dir, error) == digest);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0)
+        fs::remove_all(dir);
+}
+
+TEST_CASE("io faults: entries a partial io_uring submit left behind are submitted again") {
+    auto dir = scratch("partial_submit");
+    double digest = 0;
+    {
+        big_cells b;
+        // Every submit of several entries takes only one, until the checkpoint is over.
+        auto [error, d] = b.checkpoint(
+            dir, [] { prema::detail::io_fault_injection.partial_submits = 1'000'000; });
+        CHECK(error == "");
+        if (b.uring)
+            CHECK(prema::detail::io_fault_injection.partial_submits < 1'000'000);
+        else
+            MESSAGE("no io_uring here: no submit to cut short");
+        digest = d;
+    }
+    no_faults_left();
+    std::string error;
+    CHECK(restored_digest(dir, error) == digest);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0)
+        fs::remove_all(dir);
+}
+
+TEST_CASE("io faults: a failed io_uring submit fails the checkpoint on every rank, and the next "
+          "one works") {
+    auto dir = scratch("failed_submit"), next = scratch("after_failed_submit");
+    int last = world_size() - 1;
+    double digest = 0;
+    {
+        big_cells b;
+        auto [error, d] = b.checkpoint(dir, [&] {
+            if (prema::rank() == last)
+                prema::detail::io_fault_injection.failed_submits = 1;
+        });
+        if (b.uring) {
+            INFO(error);
+            CHECK(error.find("rank " + std::to_string(last) + ": ") == 0);
+            CHECK(error.find("could not be submitted to io_uring") != std::string::npos);
+        }
+        // That rank's later I/O blocks its workers, a short O_DIRECT write included.
+        std::tie(error, digest) = b.checkpoint(next, [&] {
+            if (prema::rank() == last)
+                prema::detail::io_fault_injection.short_writes = 1;
+        });
+        CHECK(error == "");
+        CHECK(prema::detail::io_fault_injection.short_writes == 0);
+    }
+    no_faults_left();
+    std::string error;
+    CHECK(restored_digest(next, error) == digest);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+        fs::remove_all(dir);
+        fs::remove_all(next);
+    }
+}
 
 TEST_CASE("stale listings: every rank takes rank 0's number; the previous checkpoint stays until "
           "the new manifest is durable") {

@@ -294,8 +294,12 @@ class streamed_file {
             auto part = all.subspan(at, std::min(chunk_bytes, all.size() - at));
             bool aligned = reinterpret_cast<std::uintptr_t>(part.data()) % page == 0 &&
                            part.size() % page == 0; // offsets are: pieces are whole pages
-            int fd = aligned && direct_ >= 0 ? direct_ : buffered_;
-            p->ops.push_back(write_op(path_, fd, part, offset_ + at));
+            auto op = write_op(path_, buffered_, part, offset_ + at);
+            if (aligned && direct_ >= 0) {
+                op.fd = direct_;
+                op.buffered_fd = buffered_;
+            }
+            p->ops.push_back(std::move(op));
         }
         offset_ += all.size();
         io().start(p->batch);
