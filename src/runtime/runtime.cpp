@@ -294,6 +294,8 @@ runtime::~runtime() {
     auto& st = impl_->st;
     for (auto& f : st.at_shutdown)
         f();
+    // Before the stats: a policy message sent at the very end is received there, not lost.
+    st.engine->drain_uncounted();
     detail::observe_finish(st); // collective, on st.comm
     st.workers.reset();
     st.lb.reset();
