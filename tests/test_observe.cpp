@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 #include <mpi.h>
 
+#include <prema/lb/scheduler.hpp>
 #include <prema/prema.hpp>
 
 #include "test_support.hpp"
@@ -107,6 +108,17 @@ prema::task<> work(tally& t) {
     }
     ++t.n;
 }
+
+// The default FIFO, but every handler it hands out costs the worker 20 ms of searching.
+constexpr auto slow_pop_cost = std::chrono::milliseconds(20);
+struct slow_pop final : prema::lb::scheduler {
+    prema::lb::ready_handler* pop(int worker) override {
+        auto* h = scheduler::pop(worker);
+        if (h)
+            std::this_thread::sleep_for(slow_pop_cost);
+        return h;
+    }
+};
 
 } // namespace
 
@@ -261,4 +273,30 @@ TEST_CASE("migrations out = in and messages sent = received over the ranks, expl
     CHECK(std::uint64_t(all.mig_in) == in);
     for (auto& r : rows)
         CHECK(r.overhead_ms >= 0);
+}
+
+TEST_CASE("--prema-stats overhead: the workers' time neither running items nor idle") {
+    constexpr int handlers = 5;
+    prema::lb::register_policy("test_slow_pop", [] { return std::make_unique<slow_pop>(); });
+    prema::config cfg;
+    cfg.stats = true;
+    cfg.lb = "test_slow_pop";
+    auto table = stats_table(cfg, [&](prema::runtime& rt) {
+        CHECK(rt.run([&]() -> prema::task<> {
+            auto mp = prema::make_mobile<tally>();
+            for (int i = 0; i < handlers; ++i)
+                co_await prema::send(mp, prema::fn<&bump>, std::int64_t(1));
+        }) == 0);
+    });
+    if (world_rank() != 0)
+        return;
+    auto rows = parse_rows(table);
+    REQUIRE(rows.size() == std::size_t(world_size()) + 1);
+    // Finding each handler took the policy 20 ms: overhead, not busy time.
+    double least = handlers * std::chrono::duration<double, std::milli>(slow_pop_cost).count();
+    for (auto& r : rows) {
+        CAPTURE(r.label);
+        CHECK(r.overhead_ms >= least);
+        CHECK(r.busy_ms < least);
+    }
 }

@@ -1,12 +1,12 @@
 #include "prema/runtime.hpp"
 
-#include <chrono>
 #include <fmt/format.h>
 
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
 #include "prema/coro/spawn.hpp"
+#include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/version.hpp"
@@ -312,7 +312,7 @@ int runtime::run(entry_fn entry) {
     st.phase_over.store(false);
     st.entries.store(1);
     st.engine->begin_phase();
-    auto phase_start = std::chrono::steady_clock::now();
+    auto phase_start = detail::now_ticks();
     st.workers->push(
         {[](void* a) {
              detail::run_entry(*static_cast<detail::runtime_state*>(a)).handle.resume();
@@ -329,9 +329,7 @@ int runtime::run(entry_fn entry) {
     }
     st.entry = nullptr;
     if (detail::observing())
-        detail::note_phase(std::chrono::duration<double, std::micro>(
-                               std::chrono::steady_clock::now() - phase_start)
-                               .count());
+        detail::note_phase(detail::now_ticks() - phase_start);
     return st.errors.load() > 0 ? 1 : 0;
 }
 
