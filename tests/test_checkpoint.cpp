@@ -2,8 +2,12 @@
 // the same and on a smaller rank count; an incomplete newer checkpoint is ignored; every
 // damaged input is a checkpoint_error on every rank naming the file, and leaves nothing loaded.
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -13,6 +17,9 @@
 #include <prema/checkpoint.hpp>
 #include <prema/prema.hpp>
 
+#include "checkpoint/coordinator.hpp"
+#include "checkpoint/io_reactor.hpp"
+#include "runtime/runtime_state.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -181,7 +188,284 @@ fs::path only_checkpoint(const std::string& dir) {
     return found.front();
 }
 
+// Restarts from `dir` in a fresh runtime: the cells' total digest on every rank, or NaN and
+// the error if the restart failed.
+double restored_digest(const std::string& dir, std::string& error) {
+    prema::runtime rt(MPI_COMM_WORLD);
+    double d = std::nan("");
+    CHECK(rt.run([&]() -> prema::task<> {
+        try {
+            auto r = co_await prema::restart<root>(dir);
+            if (prema::rank() == 0)
+                d = co_await total_digest(r.cells);
+        } catch (const prema::checkpoint_error& e) {
+            error = e.what();
+        }
+    }) == 0);
+    MPI_Bcast(&d, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return d;
+}
+
+// Rank 0's view of its checkpoint I/O: every operation in the order started; an fsync of
+// `fail_fsync_of` fails with EIO.
+struct io_log {
+    std::mutex mutex;
+    std::vector<std::pair<prema::detail::io_op::kind, std::string>> ops;
+    std::string fail_fsync_of;
+} g_io_log;
+
+int watch_io(const prema::detail::io_op& op) {
+    std::lock_guard lock(g_io_log.mutex);
+    g_io_log.ops.emplace_back(op.op, op.path);
+    return op.op == prema::detail::io_op::kind::fsync && op.path == g_io_log.fail_fsync_of ? -EIO
+                                                                                           : 0;
+}
+
+// A runtime whose cells hold more than a rank file's first piece (4 MiB) on every rank, so that
+// whole pages of it go through O_DIRECT (where the file system takes it).
+struct big_cells {
+    prema::runtime rt{MPI_COMM_WORLD};
+    root r;
+    big_cells() {
+        std::vector<prema::mobile_ptr<cell>> mine;
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            for (int i = 0; i < 3; ++i) {
+                cell c;
+                c.tag = std::uint64_t(prema::rank() * 100 + i);
+                c.data.assign(i == 1 ? 600'000 : 100, 0.25 * (i + 1));
+                mine.push_back(prema::make_mobile<cell>(std::move(c)));
+            }
+            co_return;
+        }) == 0);
+        r.cells = gather(mine);
+        uring = prema::detail::state().io->uses_uring();
+    }
+    // Sends the next numbers to every cell, runs `arm` on this rank, checkpoints to `dir`:
+    // the error ("" if none) and the cells' digest at that point, on every rank.
+    std::pair<std::string, double> checkpoint(const std::string& dir,
+                                              const std::function<void()>& arm) {
+        std::string error;
+        double digest = 0;
+        CHECK(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, sent);
+            arm();
+            try {
+                co_await prema::checkpoint(dir, r);
+            } catch (const prema::checkpoint_error& e) {
+                error = e.what();
+            }
+            if (prema::rank() == 0)
+                digest = co_await total_digest(r.cells);
+        }) == 0);
+        sent += messages;
+        MPI_Bcast(&digest, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        return {error, digest};
+    }
+    std::int64_t sent = 0;
+    bool uring = false; // whether this rank's checkpoint I/O went through io_uring at first
+};
+
+void no_faults_left() {
+    auto& f = prema::detail::io_fault_injection;
+    f.partial_submits = 0;
+    f.failed_submits = 0;
+    f.short_writes = 0;
+}
+
+bool takes_o_direct(const std::string& dir) {
+    fs::create_directories(dir);
+    auto probe = dir + "/probe";
+    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_DIRECT, 0644);
+    if (fd >= 0)
+        ::close(fd);
+    fs::remove(probe);
+    return fd >= 0;
+}
+
 } // namespace
+
+TEST_CASE("io faults: a short O_DIRECT write continues from where it stopped") {
+    auto dir = scratch("short_write");
+    if (world_rank() == 0 && !takes_o_direct(dir))
+        MESSAGE(dir << " refuses O_DIRECT: the short write is a buffered one");
+    double digest = 0;
+    {
+        big_cells b;
+        auto [error, d] =
+            b.checkpoint(dir, [] { prema::detail::io_fault_injection.short_writes = 1; });
+        CHECK(error == "");
+        CHECK(prema::detail::io_fault_injection.short_writes == 0); // it was injected
+        digest = d;
+    }
+    no_faults_left();
+    std::string error;
+    CHECK(restored_digest(dir, error) == digest);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0)
+        fs::remove_all(dir);
+}
+
+TEST_CASE("io faults: entries a partial io_uring submit left behind are submitted again") {
+    auto dir = scratch("partial_submit");
+    double digest = 0;
+    {
+        big_cells b;
+        // Every submit of several entries takes only one, until the checkpoint is over.
+        auto [error, d] = b.checkpoint(
+            dir, [] { prema::detail::io_fault_injection.partial_submits = 1'000'000; });
+        CHECK(error == "");
+        if (b.uring)
+            CHECK(prema::detail::io_fault_injection.partial_submits < 1'000'000);
+        else
+            MESSAGE("no io_uring here: no submit to cut short");
+        digest = d;
+    }
+    no_faults_left();
+    std::string error;
+    CHECK(restored_digest(dir, error) == digest);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0)
+        fs::remove_all(dir);
+}
+
+TEST_CASE("io faults: a failed io_uring submit fails the checkpoint on every rank, and the next "
+          "one works") {
+    auto dir = scratch("failed_submit"), next = scratch("after_failed_submit");
+    int last = world_size() - 1;
+    double digest = 0;
+    {
+        big_cells b;
+        auto [error, d] = b.checkpoint(dir, [&] {
+            if (prema::rank() == last)
+                prema::detail::io_fault_injection.failed_submits = 1;
+        });
+        if (b.uring) {
+            INFO(error);
+            CHECK(error.find("rank " + std::to_string(last) + ": ") == 0);
+            CHECK(error.find("could not be submitted to io_uring") != std::string::npos);
+        }
+        // That rank's later I/O blocks its workers, a short O_DIRECT write included.
+        std::tie(error, digest) = b.checkpoint(next, [&] {
+            if (prema::rank() == last)
+                prema::detail::io_fault_injection.short_writes = 1;
+        });
+        CHECK(error == "");
+        CHECK(prema::detail::io_fault_injection.short_writes == 0);
+    }
+    no_faults_left();
+    std::string error;
+    CHECK(restored_digest(next, error) == digest);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+        fs::remove_all(dir);
+        fs::remove_all(next);
+    }
+}
+
+TEST_CASE("stale listings: every rank takes rank 0's number; the previous checkpoint stays until "
+          "the new manifest is durable") {
+    using prema::detail::io_op;
+    auto dir = scratch("stale"), first = scratch("stale_first");
+    int me = world_rank();
+    if (me == 0)
+        prema::detail::io_fault_injection.intercept = &watch_io;
+    else // a shared file system whose listing lags on these ranks: they see no checkpoint
+        prema::detail::listing_view = [](std::optional<std::uint64_t>) {
+            return std::optional<std::uint64_t>();
+        };
+    root r;
+    double digest_a = 0, digest_c = 0;
+    std::string failure;
+    {
+        prema::runtime rt(MPI_COMM_WORLD);
+        std::vector<prema::mobile_ptr<cell>> mine;
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            for (int i = 0; i < cells_per_rank; ++i) {
+                cell c;
+                c.tag = std::uint64_t(prema::rank() * 100 + i);
+                c.data.assign(300, 0.5);
+                mine.push_back(prema::make_mobile<cell>(std::move(c)));
+            }
+            co_return;
+        }) == 0);
+        r.cells = gather(mine);
+        // A (ckpt-000001), then B, whose directories never become durable: A must stay whole.
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, 0);
+            co_await prema::checkpoint(dir, r);
+            if (prema::rank() == 0) {
+                digest_a = co_await total_digest(r.cells);
+                std::lock_guard lock(g_io_log.mutex);
+                g_io_log.fail_fsync_of = dir;
+            }
+            co_await prema::quiescence();
+            co_await send_numbers(r.cells, messages);
+            try {
+                co_await prema::checkpoint(dir, r);
+            } catch (const prema::checkpoint_error& e) {
+                failure = e.what();
+            }
+        }) == 0);
+        INFO(failure);
+        CHECK(failure.find(dir + ": fsync failed") != std::string::npos);
+        if (me == 0) {
+            fs::create_directories(first);
+            fs::copy(fs::path(dir) / "ckpt-000001", fs::path(first) / "ckpt-000001",
+                     fs::copy_options::recursive);
+            std::lock_guard lock(g_io_log.mutex);
+            g_io_log.fail_fsync_of.clear();
+            g_io_log.ops.clear();
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        // C: succeeds, and replaces both.
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, 2 * messages);
+            co_await prema::checkpoint(dir, r);
+            if (prema::rank() == 0)
+                digest_c = co_await total_digest(r.cells);
+        }) == 0);
+    }
+    prema::detail::io_fault_injection.intercept = nullptr;
+    prema::detail::listing_view = nullptr;
+    MPI_Bcast(&digest_a, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&digest_c, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (me == 0) {
+        std::vector<std::string> left;
+        for (auto& e : fs::directory_iterator(dir))
+            left.push_back(e.path().filename().string());
+        CHECK(left == std::vector<std::string>{"ckpt-000003"});
+        for (int k = 0; k < world_size(); ++k)
+            CHECK(
+                fs::exists(fs::path(dir) / "ckpt-000003" / ("rank-" + std::to_string(k) + ".bin")));
+        // Older checkpoints go only once the manifest's rename and both directories are synced.
+        auto at = [&](io_op::kind k, const std::string& path) {
+            auto it = std::find(g_io_log.ops.begin(), g_io_log.ops.end(), std::pair(k, path));
+            return it - g_io_log.ops.begin();
+        };
+        auto first_unlink = std::find_if(g_io_log.ops.begin(), g_io_log.ops.end(),
+                                         [](auto& op) { return op.first == io_op::kind::unlink; }) -
+                            g_io_log.ops.begin();
+        auto ck = dir + "/ckpt-000003";
+        auto n = std::ptrdiff_t(g_io_log.ops.size());
+        CHECK(first_unlink < n);
+        CHECK(at(io_op::kind::rename, ck + "/manifest.tmp") < at(io_op::kind::fsync, ck));
+        CHECK(at(io_op::kind::fsync, ck) < first_unlink);
+        CHECK(at(io_op::kind::fsync, dir) < first_unlink);
+    }
+    std::string error;
+    CHECK(restored_digest(first, error) == digest_a);
+    CHECK(error == "");
+    CHECK(restored_digest(dir, error) == digest_c);
+    CHECK(error == "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        fs::remove_all(dir);
+        fs::remove_all(first);
+    }
+}
 
 TEST_CASE("restart on the same and on a smaller rank count") {
     auto dir = scratch("roundtrip");

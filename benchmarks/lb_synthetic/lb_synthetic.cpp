@@ -50,9 +50,10 @@
 //             runtime while there was work to do.
 //   lower bound = max(total nominal work / total workers, largest item); efficiency = lower
 //             bound / makespan.
-//   migrations, policy messages: policy-initiated migrations (lb::stats.migrations_out) and
-//             messages summed over ranks; max answer wait: the longest any rank's policy
-//             waited for a reply (lb::stats.max_answer_wait_s), max over ranks.
+//   migrations, policy messages: migrations in the measured phase, where only the policy
+//             moves objects (lb::stats.migrations_out), and policy messages, summed over ranks; max
+//             answer wait: the longest any rank's policy waited for a reply
+//             (lb::stats.max_answer_wait_s), max over ranks.
 // Every run also checks that every item ran exactly once (the run fails otherwise).
 //
 // --preemption: items of 0.5 s spin work (light; heavy 1.25 s) clustered, 4 objects per

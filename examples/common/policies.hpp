@@ -31,7 +31,8 @@ struct policy_choice {
 };
 
 // Runs `entry` as the one phase of a fresh runtime whose policy is `policy` (the rest of `cfg`
-// unchanged) and returns the migrations the policy made, summed over the ranks (on every rank).
+// unchanged) and returns the migrations (the policy's and `entry`'s own), summed over the ranks
+// (on every rank).
 // Collective. Throws std::runtime_error on every rank if a handler failed on any.
 unsigned long long run_under_policy(const prema::config& cfg, const std::string& policy,
                                     prema::entry_fn entry);

@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
             rc |= t->consistent ? 0 : 1;
         }
         if (do_prema && cfg.lb != "none") {
-            std::printf("policy %s moved blocks %llu times\n", cfg.lb.c_str(), by_prema.migrations);
+            std::printf("policy %s: blocks moved %llu times%s\n", cfg.lb.c_str(),
+                        by_prema.migrations, rotate ? " (--rotate's moves included)" : "");
             out.set("migrations", (long long)by_prema.migrations);
         }
         if (by_prema.checkpoints > 0) {

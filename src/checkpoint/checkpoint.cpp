@@ -70,6 +70,11 @@ void note_file(int from, std::string name, std::uint64_t objects, std::uint64_t 
     c.serial = std::max(c.serial, serial);
 }
 
+std::uint64_t chosen_seq() {
+    std::lock_guard lock(coord().mutex);
+    return coord().seq;
+}
+
 bool due_at(std::uint64_t step, double seconds) {
     auto& c = coord();
     std::lock_guard lock(c.mutex);
@@ -289,8 +294,12 @@ class streamed_file {
             auto part = all.subspan(at, std::min(chunk_bytes, all.size() - at));
             bool aligned = reinterpret_cast<std::uintptr_t>(part.data()) % page == 0 &&
                            part.size() % page == 0; // offsets are: pieces are whole pages
-            int fd = aligned && direct_ >= 0 ? direct_ : buffered_;
-            p->ops.push_back(write_op(path_, fd, part, offset_ + at));
+            auto op = write_op(path_, buffered_, part, offset_ + at);
+            if (aligned && direct_ >= 0) {
+                op.fd = direct_;
+                op.buffered_fd = buffered_;
+            }
+            p->ops.push_back(std::move(op));
         }
         offset_ += all.size();
         io().start(p->batch);
@@ -511,14 +520,21 @@ task<> write_checkpoint(std::string dir, byte_vector root, std::uint64_t root_ty
     checkpoint_stats stats;
     int me = rank();
     std::string err;
-    std::uint64_t seq = 0;
     try {
         fs::create_directories(dir);
-        seq = newest(dir, false).value_or(0) + 1;
+        // One rank picks the number: listings of a shared file system can lag on some ranks,
+        // and a rank that took the previous checkpoint's number would truncate its files.
+        if (me == 0) {
+            auto found = newest(dir, false);
+            auto seq = (listing_view ? listing_view(found) : found).value_or(0) + 1;
+            std::lock_guard lock(coord().mutex);
+            coord().seq = seq;
+        }
     } catch (...) {
         err = fmt::format("checkpoint directory {}: {}", dir, describe_current());
     }
-    co_await agree(err); // every rank has chosen seq before any creates it
+    co_await agree(err); // rank 0 has chosen seq before any rank asks or creates it
+    auto seq = co_await call(0, fn<&chosen_seq>);
     auto ck = checkpoint_path(dir, seq);
     try {
         std::vector<io_op> ops{mkdir_op(ck)};

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -25,10 +26,16 @@ struct coordinator {
     std::vector<checkpoint_file> files;                // rank 0: this checkpoint's rank files
     checkpoint_file root;                              // rank 0
     std::uint64_t serial = 0;                          // rank 0: highest serial any rank issued
+    std::uint64_t seq = 0;                             // rank 0: this checkpoint's number
     std::map<std::uint64_t, std::pair<bool, int>> due; // rank 0: step -> (answer, ranks asked)
     std::optional<std::chrono::steady_clock::time_point> last; // rank 0: last checkpoint
     checkpoint_stats stats;                                    // this rank's last checkpoint
     std::vector<byte_vector> buffers; // rank files' piece buffers, kept for the next checkpoint
 };
+
+// Test hook (tests/test_checkpoint.cpp): receives the highest checkpoint number a listing of
+// the checkpoint directory found on this rank and returns what the listing reports instead, to
+// play the stale view of a shared file system. Empty in a normal run.
+inline std::function<std::optional<std::uint64_t>(std::optional<std::uint64_t>)> listing_view;
 
 } // namespace prema::detail

@@ -1,5 +1,6 @@
 #include "checkpoint/io_reactor.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -44,9 +45,20 @@ bool transfers(const io_op& op) {
     return op.op == io_op::kind::write || op.op == io_op::kind::read;
 }
 
+// Takes one of `n` pending injected faults, if any.
+bool take_fault(std::atomic<int>& n) {
+    int left = n.load(std::memory_order_relaxed);
+    while (left > 0 && !n.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
+    }
+    return left > 0;
+}
+
 } // namespace
 
 void io_op::check() const {
+    if (unsubmitted)
+        throw checkpoint_error(fmt::format("{}: {} could not be submitted to io_uring: {}", path,
+                                           verb(op), std::strerror(int(-result))));
     if (result < 0)
         throw checkpoint_error(
             fmt::format("{}: {} failed: {}", path, verb(op), std::strerror(int(-result))));
@@ -165,7 +177,7 @@ bool io_reactor::uses_uring() {
         else
             ring_ = std::move(r);
     });
-    return ring_ != nullptr;
+    return ring_ != nullptr && !broken_.load(std::memory_order_acquire);
 }
 
 void io_reactor::start(io_batch& b) {
@@ -173,17 +185,26 @@ void io_reactor::start(io_batch& b) {
         b.state.store(io_batch::done, std::memory_order_release);
         return;
     }
+    auto intercept = io_fault_injection.intercept.load(std::memory_order_relaxed);
     for (auto& op : *b.ops)
         op.batch = &b;
     if (!uses_uring()) {
-        for (auto& op : *b.ops)
-            while (complete(op, run_blocking(op))) {
-            }
+        for (auto& op : *b.ops) {
+            if (int e = intercept ? intercept(op) : 0; e < 0)
+                complete(op, e);
+            else
+                while (complete(op, run_blocking(op))) {
+                }
+        }
         b.state.store(io_batch::done, std::memory_order_release);
         return;
     }
-    for (auto& op : *b.ops)
-        b.todo.push_back(&op);
+    for (auto& op : *b.ops) {
+        if (int e = intercept ? intercept(op) : 0; e < 0)
+            complete(op, e);
+        else
+            b.todo.push_back(&op);
+    }
     batches_.fetch_add(1, std::memory_order_acq_rel);
     std::lock_guard lock(incoming_mutex_);
     incoming_.push_back(&b);
@@ -200,10 +221,16 @@ bool io_reactor::awaiter::await_suspend(std::coroutine_handle<> h) noexcept {
 // the rest: then complete() returns true. A read that reaches the end of the file stops short
 // and check() says so.
 bool io_reactor::complete(io_op& op, int res) {
+    if (res > 4096 && op.op == io_op::kind::write && take_fault(io_fault_injection.short_writes))
+        res -= 100;
     if (res >= 0 && transfers(op)) {
         op.done += std::size_t(res);
-        if (res > 0 && op.done < op.len)
+        if (res > 0 && op.done < op.len) {
+            // Through O_DIRECT the rest may start off alignment, which is EINVAL there.
+            if (op.buffered_fd >= 0)
+                op.fd = op.buffered_fd;
             return true;
+        }
         res = 0;
     }
     op.result = res;
@@ -211,8 +238,18 @@ bool io_reactor::complete(io_op& op, int res) {
     return false;
 }
 
+void io_reactor::fail_unsubmitted(io_op& op) {
+    op.unsubmitted = true;
+    complete(op, submit_error_);
+}
+
 void io_reactor::submit() {
-    unsigned queued = 0;
+    if (broken_.load(std::memory_order_relaxed)) {
+        for (auto* b : active_)
+            for (; !b->todo.empty(); b->todo.pop_front())
+                fail_unsubmitted(*b->todo.front());
+        return;
+    }
     for (auto* b : active_) {
         while (in_flight_ < depth_ && !b->todo.empty()) {
             io_uring_sqe* sqe = io_uring_get_sqe(&ring_->r);
@@ -250,11 +287,42 @@ void io_reactor::submit() {
             }
             io_uring_sqe_set_data(sqe, &op);
             ++in_flight_;
-            ++queued;
+            unsubmitted_.push_back(&op);
         }
     }
-    if (queued)
-        io_uring_submit(&ring_->r);
+    if (unsubmitted_.empty())
+        return;
+    int taken = submit_to_kernel(unsigned(unsubmitted_.size()));
+    if (taken >= 0) {
+        // The kernel takes entries in ring order; the rest stay there for the next submit.
+        unsubmitted_.erase(unsubmitted_.begin(),
+                           unsubmitted_.begin() +
+                               std::ptrdiff_t(std::min(std::size_t(taken), unsubmitted_.size())));
+        return;
+    }
+    log().error("io_uring_submit failed ({}): {} operation(s) and those waiting fail; checkpoint "
+                "I/O blocks worker threads from now on",
+                std::strerror(-taken), unsubmitted_.size());
+    submit_error_ = taken;
+    broken_.store(true, std::memory_order_release);
+    for (auto* op : unsubmitted_)
+        fail_unsubmitted(*op);
+    in_flight_ -= unsigned(unsubmitted_.size());
+    unsubmitted_.clear();
+    submit(); // fails the operations still waiting
+}
+
+int io_reactor::submit_to_kernel(unsigned entries) {
+    if (take_fault(io_fault_injection.failed_submits))
+        return -EBUSY;
+    if (entries > 1 && take_fault(io_fault_injection.partial_submits)) {
+        // What io_uring_submit does, but with the kernel told to take one entry only.
+        auto& sq = ring_->r.sq;
+        sq.sqe_head = sq.sqe_tail;
+        io_uring_smp_store_release(sq.ktail, sq.sqe_tail);
+        return io_uring_enter(unsigned(ring_->r.ring_fd), 1, 0, 0, nullptr);
+    }
+    return io_uring_submit(&ring_->r);
 }
 
 bool io_reactor::poll() {

@@ -12,6 +12,10 @@
 // The ring is set up on the first batch. If the kernel or the container refuses io_uring,
 // batches run synchronously on the calling worker instead (blocking it), with one warning in
 // the log: a checkpoint that blocks is better than a long run that cannot save its state.
+// Entries a submit leaves in the ring go with the next poll's submit. A submit that fails
+// leaves entries nothing can take back out of the ring, so the ring takes no more: those
+// operations and every one still waiting for it fail with an error that says so, and later
+// batches run synchronously, as without io_uring (one error in the log).
 #pragma once
 
 #include <atomic>
@@ -42,9 +46,11 @@ struct io_op {
     std::uint64_t offset = 0;
     int flags = 0; // open, unlink
     mode_t mode = 0;
+    int buffered_fd = -1; // write through O_DIRECT: the same file without it
 
-    long result = 0;      // open: the descriptor; otherwise 0; -errno on failure
-    std::size_t done = 0; // read, write: bytes transferred so far
+    long result = 0;          // open: the descriptor; otherwise 0; -errno on failure
+    std::size_t done = 0;     // read, write: bytes transferred so far
+    bool unsubmitted = false; // failed because io_uring took no more entries
     io_batch* batch = nullptr;
 
     // Throws checkpoint_error naming the operation and the file if it failed or was short.
@@ -117,12 +123,15 @@ class io_reactor {
     // No batch in flight (quiescence must wait for the coroutines they will resume).
     bool idle() const noexcept { return batches_.load(std::memory_order_acquire) == 0; }
 
-    // Whether batches go through io_uring (false after a refused setup). Sets the ring up.
+    // Whether batches go through io_uring (false after a refused setup or a failed submit).
+    // Sets the ring up.
     bool uses_uring();
 
   private:
     struct ring;
     void submit();
+    int submit_to_kernel(unsigned entries);
+    void fail_unsubmitted(io_op& op);
     bool complete(io_op& op, int res);
 
     unsigned depth_;
@@ -130,10 +139,27 @@ class io_reactor {
     std::unique_ptr<ring> ring_; // null: io_uring refused, batches run synchronously
     std::mutex incoming_mutex_;
     std::vector<io_batch*> incoming_;
-    std::deque<io_batch*> active_; // progress thread only
-    unsigned in_flight_ = 0;       // progress thread only
+    std::deque<io_batch*> active_;    // progress thread only
+    unsigned in_flight_ = 0;          // progress thread only: prepared or in the kernel
+    std::deque<io_op*> unsubmitted_;  // progress thread only: prepared, not yet taken, in order
+    int submit_error_ = 0;            // progress thread only: why the ring takes no more
+    std::atomic<bool> broken_{false}; // a submit failed
     std::atomic<int> batches_{0};
 };
+
+// Test-only faults (tests/test_checkpoint.cpp). All off in a normal run, where they cost a
+// relaxed load per batch, per io_uring submit and per read or write completed.
+struct io_faults {
+    // Sees every operation as its batch starts; a negative errno fails it without running it.
+    std::atomic<int (*)(const io_op&)> intercept{nullptr};
+    // The next N io_uring submits of several entries hand the kernel only the first.
+    std::atomic<int> partial_submits{0};
+    // The next N io_uring submits fail with EBUSY; the kernel takes none of their entries.
+    std::atomic<int> failed_submits{0};
+    // The next N writes of more than 4 KiB report 100 bytes fewer than they wrote.
+    std::atomic<int> short_writes{0};
+};
+inline io_faults io_fault_injection;
 
 // Runs one operation now, blocking the calling thread; returns the result as io_uring would.
 int run_blocking(io_op& op);

@@ -190,10 +190,14 @@ bool worker_pool::any_work() const noexcept {
     return false;
 }
 
-void worker_pool::run(const work_item& w) {
+// Runs `w`, adding its time to *busy_ticks if given (--prema-stats).
+void worker_pool::run(const work_item& w, std::uint64_t* busy_ticks) {
+    std::uint64_t start = quantum_ticks_ || busy_ticks ? now_ticks() : 0;
     slice_deadline =
-        quantum_ticks_ ? now_ticks() + quantum_ticks_ : std::numeric_limits<std::uint64_t>::max();
+        quantum_ticks_ ? start + quantum_ticks_ : std::numeric_limits<std::uint64_t>::max();
     w.fn(w.arg);
+    if (busy_ticks)
+        *busy_ticks += now_ticks() - start;
     // Inline progress: a worker that used up its quantum serves the network before going on,
     // so that policy messages are answered while long handlers yield.
     if (idle_poll_ && quantum_ticks_ && now_ticks() >= slice_deadline)
@@ -214,11 +218,10 @@ void worker_pool::run_worker(int index) {
         if (stats)
             round_start = now_ticks();
         if (pop(index, w)) {
-            run(w);
+            // Finding the item was overhead, not busy time (nor idle: there was work).
+            run(w, stats ? &self.busy_ticks : nullptr);
             if (item_hook_)
                 item_hook_(item_hook_context_, index, false);
-            if (stats)
-                self.busy_ticks += now_ticks() - round_start;
             idle_rounds = 0;
             continue;
         }

@@ -103,7 +103,7 @@ class worker_pool {
 
     bool pop(int index, work_item& w);
     bool any_work() const noexcept;
-    void run(const work_item& w);
+    void run(const work_item& w, std::uint64_t* busy_ticks);
     void wake_for(int target);
 
     std::vector<std::unique_ptr<worker>> workers_;

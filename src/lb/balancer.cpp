@@ -141,11 +141,7 @@ bool balancer::migrate(object_id object, int rank) {
     if (tracing())
         note_lb("lb_migrate", fmt::format(R"("object":"{}","from":{},"to":{},"moved":{})",
                                           json_id(object), state().rank, rank, moved));
-    if (!moved)
-        return false;
-    std::lock_guard lock(counters_mutex);
-    ++counters.migrations_out;
-    return true;
+    return moved;
 }
 
 void balancer::note_answer_wait(double seconds) {

@@ -188,6 +188,11 @@ void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
     // Before the post: once posted, the object may come back here and be counted again.
     current_balancer().notify({rec.id, 0, 0});
+    {
+        auto& lb = current_balancer();
+        std::lock_guard lock(lb.counters_mutex);
+        ++lb.counters.migrations_out;
+    }
     if (observing())
         note_migration(rec.id, rank(), dest, true);
     post_new(dest, install_id(), 0,

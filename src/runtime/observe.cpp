@@ -31,12 +31,11 @@ std::uint64_t g_forwards_at_start = 0;
 struct counters_t {
     std::atomic<std::uint64_t> handlers{0}, object_handlers{0}, sent{0}, received{0}, bytes_sent{0},
         bytes_received{0}, migrations_in{0}, migrations_out{0};
-    std::atomic<double> wall_us{0};
+    std::atomic<std::uint64_t> wall_ticks{0};
     void reset() {
         for (auto* c : {&handlers, &object_handlers, &sent, &received, &bytes_sent, &bytes_received,
-                        &migrations_in, &migrations_out})
+                        &migrations_in, &migrations_out, &wall_ticks})
             c->store(0, std::memory_order_relaxed);
-        wall_us.store(0);
     }
 };
 counters_t g_counters;
@@ -255,9 +254,12 @@ void observe_finish(runtime_state& st) {
         std::uint64_t busy = 0, idle = 0;
         if (st.workers)
             st.workers->time_totals(busy, idle);
+        // The overhead is a small difference of large sums: taken in ticks, it owes nothing to
+        // the rate calibrated over a few ms, whose error used to swamp (and clamp) it.
         double tpu = ticks_per_us();
         double busy_us = double(busy) / tpu, idle_us = double(idle) / tpu;
-        double wall = g_counters.wall_us.load() * st.cfg.workers;
+        auto worker_ticks = std::int64_t(g_counters.wall_ticks.load()) * st.cfg.workers;
+        double overhead_us = double(worker_ticks - std::int64_t(busy) - std::int64_t(idle)) / tpu;
         auto& c = g_counters;
         std::vector<double> mine = {double(c.handlers.load()),
                                     double(c.object_handlers.load()),
@@ -270,7 +272,7 @@ void observe_finish(runtime_state& st) {
                                     double(c.migrations_out.load()),
                                     busy_us,
                                     idle_us,
-                                    std::max(0.0, wall - busy_us - idle_us)};
+                                    overhead_us};
         std::vector<double> all(std::size_t(n_fields * st.size));
         MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0, st.comm);
         if (st.rank == 0)
@@ -358,8 +360,8 @@ void note_migration(object_id id, int from, int to, bool out) {
     }
 }
 
-void note_phase(double wall_us) {
-    g_counters.wall_us.fetch_add(wall_us);
+void note_phase(std::uint64_t wall_ticks) {
+    g_counters.wall_ticks.fetch_add(wall_ticks, std::memory_order_relaxed);
 }
 
 void note_lb(const char* name, const std::string& args) {

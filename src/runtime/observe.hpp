@@ -49,7 +49,7 @@ void note_object_handler(const std::string& name, object_id id, double begin_us,
 void note_send(int dest, std::uint64_t handler, std::size_t bytes);
 void note_receive(int source, std::uint64_t handler, std::size_t bytes);
 void note_migration(object_id id, int from, int to, bool out);
-void note_phase(double wall_us);
+void note_phase(std::uint64_t wall_ticks); // detail::now_ticks(), as the workers' times
 // A load-balancing decision or policy message (trace only): `args` is a JSON object body.
 void note_lb(const char* name, const std::string& args);
 

@@ -9,6 +9,7 @@
 #include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
 #include "prema/coro/spawn.hpp"
+#include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/version.hpp"
@@ -402,6 +403,8 @@ runtime::~runtime() {
     auto& st = impl_->st;
     for (auto& f : st.at_shutdown)
         f();
+    // Before the stats: a policy message sent at the very end is received there, not lost.
+    st.engine->drain_uncounted();
     detail::observe_finish(st); // collective, on st.comm
     st.workers.reset();
     st.batches.clear();
@@ -419,7 +422,7 @@ int runtime::run(entry_fn entry) {
     st.phase_over.store(false);
     st.entries.store(1);
     st.engine->begin_phase();
-    auto phase_start = std::chrono::steady_clock::now();
+    auto phase_start = detail::now_ticks();
     st.workers->push(
         {[](void* a) {
              detail::run_entry(*static_cast<detail::runtime_state*>(a)).handle.resume();
@@ -436,9 +439,7 @@ int runtime::run(entry_fn entry) {
     }
     st.entry = nullptr;
     if (detail::observing())
-        detail::note_phase(std::chrono::duration<double, std::micro>(
-                               std::chrono::steady_clock::now() - phase_start)
-                               .count());
+        detail::note_phase(detail::now_ticks() - phase_start);
     return st.errors.load() > 0 ? 1 : 0;
 }
 

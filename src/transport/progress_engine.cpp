@@ -160,11 +160,11 @@ void progress_engine::drain_uncounted() {
 void progress_engine::count_received(message* m) {
     auto flags = m->header().flags;
     auto logical = m->logical; // `m` belongs to the handler once delivered
-    if (draining_)
-        return pool_.release(m);
     if (observing() && !(flags & flag_batch)) // a batch's messages are noted as they run
         note_receive(m->header().source, m->header().handler,
                      sizeof(wire_header) + m->header().payload_bytes);
+    if (draining_)
+        return pool_.release(m);
     if (flags & flag_urgent)
         hooks_.urgent(m);
     else

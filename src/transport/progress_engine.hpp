@@ -74,6 +74,10 @@ class progress_engine {
     // Polls with backoff until `stop` is set (the dedicated progress thread's loop).
     void run(const std::atomic<bool>& stop);
 
+    // Collective, once the last phase is over: receives the uncounted messages still on the
+    // wire, and drops them. The destructor drains too.
+    void drain_uncounted();
+
     // Starts a phase: termination waves begin afresh. Collective (MPI thread): waits until every
     // rank has left the previous phase, so that no message of this phase reaches a rank that is
     // still finishing the previous one (it would run, and count its errors, in the wrong phase).
@@ -114,7 +118,6 @@ class progress_engine {
     void on_header(message* m, const MPI_Status& status);
     void on_op_done(const op& o);
     void count_received(message* m);
-    void drain_uncounted();
     bool poll_headers();
     bool poll_ops();
     bool poll_waves();

@@ -143,6 +143,8 @@ void enable_balancing(bool on);
 
 // Counters of this rank since the runtime started.
 struct stats {
+    // Objects shipped to and installed from other ranks, whatever moved them (a policy,
+    // prema::migrate, an acquire or multicast); summed over the ranks, out = in at quiescence.
     std::uint64_t migrations_out = 0, migrations_in = 0;
     std::uint64_t messages = 0;   // policy messages sent
     double max_answer_wait_s = 0; // longest wait of this rank's policy for a reply
