@@ -92,6 +92,8 @@ bool apply(config& c, std::string_view name, const std::string& value) {
             throw usage_error("option --prema-aggregate-bytes: " + value + " is above 1 MiB");
     } else if (name == "aggregate-us") {
         c.aggregate_us = parse_unsigned(name, value);
+    } else if (name == "max-outstanding-bytes") {
+        c.max_outstanding_bytes = parse_unsigned(name, value);
     } else if (name == "max-message-bytes") {
         c.max_message_bytes = parse_unsigned(name, value);
         if (c.max_message_bytes > std::size_t(0x7fffffff))
@@ -123,11 +125,15 @@ bool apply(config& c, std::string_view name, const std::string& value) {
     return true;
 }
 
-constexpr const char* option_names[] = {
-    "workers",         "progress",    "quantum-us", "lb",          "lb-period-us",
-    "lb-neighbours",   "lb-alpha",    "log",        "eager-bytes", "max-message-bytes",
-    "pool-messages",   "recv-slots",  "stats",      "trace",       "restart",
-    "aggregate-bytes", "aggregate-us"};
+constexpr const char* option_names[] = {"workers",       "progress",
+                                        "quantum-us",    "lb",
+                                        "lb-period-us",  "lb-neighbours",
+                                        "lb-alpha",      "log",
+                                        "eager-bytes",   "max-message-bytes",
+                                        "pool-messages", "recv-slots",
+                                        "stats",         "trace",
+                                        "restart",       "aggregate-bytes",
+                                        "aggregate-us",  "max-outstanding-bytes"};
 
 } // namespace
 

@@ -234,6 +234,15 @@ void requeue_yielded(std::coroutine_handle<> h) {
     state().workers->push_yielded({&resume_handle, h.address()});
 }
 
+bool sends_held() noexcept {
+    auto* st = state_or_null();
+    return st && st->engine->flow().over();
+}
+
+bool hold_sender(std::coroutine_handle<> h) {
+    return state().engine->flow().hold(h);
+}
+
 void add_quiescence_waiter(std::coroutine_handle<> h) {
     auto& st = state();
     std::lock_guard lock(st.waiters_mutex);
@@ -332,7 +341,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             .idle =
                 [&st] {
                     return st.open_batches.load(std::memory_order_acquire) == 0 &&
-                           st.lb->pending() == 0 && st.workers->active() == 0 && st.io->idle();
+                           st.engine->flow().held() == 0 && st.lb->pending() == 0 &&
+                           st.workers->active() == 0 && st.io->idle();
                 },
             .counts =
                 [&st] {
@@ -354,6 +364,10 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                         for (auto& b : st.batches)
                             b->request_flush_if_older(since);
                     }
+                },
+            .resume =
+                [&st](std::coroutine_handle<> h) {
+                    st.workers->push({&detail::resume_handle, h.address()});
                 },
         });
     const int threads = st.cfg.workers + (inline_mode ? 0 : 1);

@@ -63,7 +63,9 @@ void dispatch_message(void* arg) {
         run_batch(h, m->payload());
     else
         run_one(h.handler, incoming{h.source, h.token, m->payload()});
-    state().pool.release(m);
+    auto& st = state();
+    st.pool.release(m);
+    st.engine->dispatched();
 }
 
 } // namespace prema::detail

@@ -2,13 +2,13 @@
 //
 // The free list is a moodycamel queue, which keeps a sub-queue per producing thread, so
 // threads that release and acquire mostly touch their own cache lines. When the pool runs dry
-// it grows rather than block; the growth is logged once per doubling.
+// it grows rather than block (the growth is logged once per doubling); buffers released while
+// the free list already holds `keep` go back to the heap, so that a burst does not pin its peak
+// memory for the rest of the run.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
-#include <vector>
 
 #include <concurrentqueue.h>
 
@@ -18,7 +18,8 @@ namespace prema::detail {
 
 class message_pool {
   public:
-    message_pool(std::size_t eager_bytes, std::size_t preallocate);
+    // `keep`: most free buffers kept (at least `preallocate`).
+    message_pool(std::size_t eager_bytes, std::size_t preallocate, std::size_t keep = 0);
     ~message_pool();
     message_pool(const message_pool&) = delete;
     message_pool& operator=(const message_pool&) = delete;
@@ -29,15 +30,18 @@ class message_pool {
     std::size_t eager_bytes() const noexcept { return eager_; }
     // Bytes of the wire buffer: header plus eager payload.
     std::size_t wire_bytes() const noexcept { return sizeof(wire_header) + eager_; }
+    // Buffers that exist now, free or in use.
+    std::size_t live() const noexcept { return live_.load(std::memory_order_relaxed); }
 
   private:
     message* allocate();
+    void free(message* m) noexcept;
 
     std::size_t eager_;
+    std::size_t keep_;
     moodycamel::ConcurrentQueue<message*> free_;
-    std::mutex grow_mutex_;
-    std::vector<message*> all_;
-    std::size_t next_report_;
+    std::atomic<std::size_t> free_count_{0}, live_{0};
+    std::atomic<std::size_t> next_report_;
 };
 
 } // namespace prema::detail

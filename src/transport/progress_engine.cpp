@@ -1,14 +1,19 @@
 #include "transport/progress_engine.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <sched.h>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
+#include "prema/transport/handler.hpp"
 #include "runtime/observe.hpp"
 #include "transport/wire_check.hpp"
 
@@ -21,6 +26,19 @@ constexpr int spin_polls = 512;
 constexpr int yield_polls = 512 + spin_polls;
 constexpr int shared_core_yield_polls = 8;
 constexpr std::chrono::microseconds first_sleep{20}, longest_sleep{200};
+} // namespace
+
+namespace {
+int size_of(MPI_Comm comm) {
+    int n = 0;
+    MPI_Comm_size(comm, &n);
+    return n;
+}
+
+// The message that acknowledges bytes no other send will (see flow_control): uncounted, empty,
+// sent with MPI_Issend; receiving it does nothing.
+void on_ack_probe(const incoming&) {}
+const std::uint64_t ack_probe_handler = register_handler("prema::ack_probe", &on_ack_probe);
 } // namespace
 
 std::string wire_config_mismatch(MPI_Comm comm, const config& cfg) {
@@ -39,7 +57,10 @@ std::string wire_config_mismatch(MPI_Comm comm, const config& cfg) {
 }
 
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
-    : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)), detector_(comm) {
+    : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
+      flow_(size_of(comm), cfg.max_outstanding_bytes ? cfg.max_outstanding_bytes
+                                                     : std::numeric_limits<std::size_t>::max()),
+      max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     int* tag_ub = nullptr;
@@ -89,6 +110,11 @@ void progress_engine::post(message* m) {
     if (m->peer == rank_ && m->raw_bytes < 0) { // raw bytes must cross MPI to be checked
         count_received(m);
         return;
+    }
+    if (!(m->header().flags & flag_uncounted) && m->raw_bytes < 0) {
+        m->flow_bytes = std::uint32_t(
+            std::min<std::uint64_t>(sizeof(wire_header) + m->header().payload_bytes, UINT32_MAX));
+        flow_.queued(m->flow_bytes);
     }
     if (cfg_.progress == progress_mode::inline_ && !in_poll) {
         // Straight to MPI when nobody polls, behind what others queued meanwhile.
@@ -159,12 +185,13 @@ void progress_engine::drain_uncounted() {
 
 void progress_engine::count_received(message* m) {
     auto flags = m->header().flags;
-    auto logical = m->logical; // `m` belongs to the handler once delivered
+    auto logical = m->logical;                // `m` belongs to the handler once delivered
     if (observing() && !(flags & flag_batch)) // a batch's messages are noted as they run
         note_receive(m->header().source, m->header().handler,
                      sizeof(wire_header) + m->header().payload_bytes);
     if (draining_)
         return pool_.release(m);
+    in_hand_.fetch_add(1, std::memory_order_relaxed);
     if (flags & flag_urgent)
         hooks_.urgent(m);
     else
@@ -182,30 +209,58 @@ void progress_engine::start_send(message* m) {
         MPI_Isend(&h, m->raw_bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
         return;
     }
-    if (!(h.flags & flag_split)) {
-        // A small message is usually copied out at once: then its buffer goes back now and
-        // poll_ops never scans it.
-        m->pending_sends = 1;
-        MPI_Request request;
-        MPI_Isend(&h, int(sizeof(wire_header) + h.payload_bytes), MPI_BYTE, m->peer, tag_header,
-                  comm_, &request);
-        int done = 0;
-        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return pool_.release(m);
-        ops_.push_back({m, false});
-        op_requests_.push_back(request);
-        return;
-    }
+    if (!(h.flags & flag_split))
+        return send_header(m, int(sizeof(wire_header) + h.payload_bytes));
     h.payload_tag = next_payload_tag_;
     next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
     m->pending_sends = 2;
     add_op(m, false);
-    MPI_Isend(&h, int(sizeof(wire_header)), MPI_BYTE, m->peer, tag_header, comm_,
-              &op_requests_.back());
-    add_op(m, false);
     MPI_Isend(m->large.data(), int(m->large.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
               &op_requests_.back());
+    send_header(m, int(sizeof(wire_header)));
+}
+
+// Sends the header part of `m` (all of it unless split-phase); m->pending_sends counts it.
+void progress_engine::send_header(message* m, int bytes) {
+    auto& h = m->header();
+    if (!(h.flags & flag_split))
+        m->pending_sends = 1;
+    std::size_t covered = 0;
+    if (m->flow_bytes && flow_.start(m->peer, m->flow_bytes, covered)) {
+        ops_.push_back({m, false, covered});
+        op_requests_.push_back(MPI_REQUEST_NULL);
+        MPI_Issend(&h, bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
+        return;
+    }
+    // A small message is usually copied out at once: then its buffer goes back now and
+    // poll_ops never scans it.
+    MPI_Request request;
+    MPI_Isend(&h, bytes, MPI_BYTE, m->peer, tag_header, comm_, &request);
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) {
+        ops_.push_back({m, false});
+        op_requests_.push_back(request);
+    } else if (--m->pending_sends == 0) {
+        if (m->flow_bytes)
+            flow_.handed_over(m->flow_bytes);
+        pool_.release(m);
+    }
+}
+
+void progress_engine::send_ack_probes() {
+    for (int dest : probe_dests_) {
+        message* m = pool_.acquire();
+        m->header() = wire_header{wire_magic, flag_uncounted, ack_probe_handler, 0, 0, rank_, 0};
+        m->peer = dest;
+        m->pending_sends = 1;
+        ++wire_sent_;
+        ops_.push_back({m, false, flow_.probe(dest)});
+        op_requests_.push_back(MPI_REQUEST_NULL);
+        MPI_Issend(&m->header(), int(sizeof(wire_header)), MPI_BYTE, dest, tag_header, comm_,
+                   &op_requests_.back());
+    }
+    probe_dests_.clear();
 }
 
 void progress_engine::reject(message* m, int source, const std::string& why) {
@@ -235,6 +290,8 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
 }
 
 bool progress_engine::poll_headers() {
+    if (in_hand_.load(std::memory_order_relaxed) >= max_in_hand_ && !draining_)
+        return false;
     bool moved = false;
     for (std::size_t n = 0; n < slots_.size(); ++n) {
         int done = 0;
@@ -255,9 +312,15 @@ bool progress_engine::poll_headers() {
 
 void progress_engine::on_op_done(const op& o) {
     if (o.incoming)
-        count_received(o.msg);
-    else if (--o.msg->pending_sends == 0)
-        pool_.release(o.msg);
+        return count_received(o.msg);
+    message* m = o.msg;
+    if (o.acknowledges && flow_.acknowledged(m->peer, o.acknowledges))
+        probe_dests_.push_back(m->peer);
+    if (--m->pending_sends == 0) {
+        if (m->flow_bytes)
+            flow_.handed_over(m->flow_bytes);
+        pool_.release(m);
+    }
 }
 
 bool progress_engine::poll_ops() {
@@ -282,6 +345,8 @@ bool progress_engine::poll_ops() {
     }
     ops_.resize(out);
     op_requests_.resize(out);
+    if (!probe_dests_.empty())
+        send_ack_probes();
     return true;
 }
 
@@ -308,6 +373,11 @@ bool progress_engine::poll() {
     bool moved = flush_outbox();
     moved |= poll_headers();
     moved |= poll_ops();
+    if (flow_.held())
+        for (auto h : flow_.release_if_under()) {
+            hooks_.resume(h);
+            moved = true;
+        }
     // An idle poll is mostly a wait for the next header: keep it to the test that finds it,
     // and run the periodic work (balancing, checkpoint I/O, batch ages, waves) on every
     // full_sweep_every-th idle poll, or after traffic.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <coroutine>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -24,6 +25,7 @@
 
 #include "coro/parker.hpp"
 #include "prema/config.hpp"
+#include "transport/flow_control.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/termination.hpp"
 #include "transport/wire_check.hpp"
@@ -43,9 +45,10 @@ class progress_engine {
         std::function<bool()> idle;            // nothing queued or running on this rank
         std::function<local_counts()> counts;  // waiters and entries for the waves
         std::function<void(wave_result)> decided;
-        std::function<void(const std::string&)> error; // a message was refused
-        std::function<void(message*)> urgent;          // run a flag_urgent message here
-        std::function<void()> tick;                    // called every poll (load balancing)
+        std::function<void(const std::string&)> error;       // a message was refused
+        std::function<void(message*)> urgent;                // run a flag_urgent message here
+        std::function<void()> tick;                          // called every poll (load balancing)
+        std::function<void(std::coroutine_handle<>)> resume; // a sender that back-pressure held
     };
 
     progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h);
@@ -97,6 +100,11 @@ class progress_engine {
     // Wakes the dedicated thread if it sleeps.
     void wake() noexcept { parker_.unpark(); }
 
+    flow_control& flow() noexcept { return flow_; }
+
+    // A delivered message has run and its buffer is back (dispatch_message). Any thread.
+    void dispatched() noexcept { in_hand_.fetch_sub(1, std::memory_order_relaxed); }
+
   private:
     static constexpr int tag_header = 1;
     static constexpr int full_sweep_every = 8, inline_polls = 8;
@@ -106,9 +114,12 @@ class progress_engine {
     struct op {
         message* msg;
         bool incoming; // a split-phase payload receive, else one of a message's sends
+        std::size_t acknowledges = 0; // an MPI_Issend: the bytes to `msg->peer` it acknowledges
     };
 
     void start_send(message* m);
+    void send_header(message* m, int bytes);
+    void send_ack_probes();
     void add_op(message* m, bool incoming) {
         ops_.push_back({m, incoming});
         op_requests_.push_back(MPI_REQUEST_NULL);
@@ -140,6 +151,11 @@ class progress_engine {
     int max_tag_ = 32767;
     bool shares_core_ = false;
     int idle_polls_ = 0;
+    flow_control flow_;
+    std::vector<int> probe_dests_; // destinations left with bytes no send will acknowledge
+    // Received messages not yet run: over max_in_hand_, headers wait in MPI (see flow_control).
+    std::atomic<int> in_hand_{0};
+    int max_in_hand_;
 
     termination_detector detector_;
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks

@@ -24,6 +24,7 @@
 #include "prema/objects/object_handler.hpp"
 #include "prema/objects/object_type.hpp"
 #include "prema/transport/call.hpp"
+#include "prema/transport/send.hpp"
 
 namespace prema {
 namespace detail {
@@ -125,12 +126,12 @@ template <class T, class... A> mobile_ptr<T> make_mobile(A&&... args) {
 
 // Runs `handler(object, args...)` where the object lives; ordered per sending rank.
 template <class T, class H, class... A>
-[[nodiscard]] yield_awaiter send(mobile_ptr<T> mp, H, A&&... args) {
+[[nodiscard]] send_awaiter send(mobile_ptr<T> mp, H, A&&... args) {
     detail::check_handler<H>();
     static_assert(std::is_same_v<typename detail::object_traits<H>::object, T>,
                   "prema: the handler's first parameter must be the pointed-to object type");
     detail::post_object_message<H>(mp.id(), std::forward<A>(args)...);
-    return yield_point();
+    return {};
 }
 
 // As send, and returns the handler's result (or rethrows its exception).

@@ -6,8 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "prema/coro/yield.hpp"
-#include "prema/transport/handler.hpp"
+#include "prema/transport/send.hpp"
 
 namespace prema {
 namespace detail {
@@ -15,12 +14,12 @@ namespace detail {
 void start_broadcast(std::uint64_t inner, byte_writer& inner_payload);
 } // namespace detail
 
-template <class H, class... A> [[nodiscard]] yield_awaiter broadcast(H, A&&... args) {
+template <class H, class... A> [[nodiscard]] send_awaiter broadcast(H, A&&... args) {
     detail::check_handler<H>();
     detail::byte_writer w(nullptr, 0); // no inline area: the payload lands in w.heap()
     detail::write_handler_args<H>(w, std::forward<A>(args)...);
     detail::start_broadcast(detail::handler_id<H>::value, w);
-    return yield_point();
+    return {};
 }
 
 } // namespace prema

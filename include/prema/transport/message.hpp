@@ -60,6 +60,8 @@ struct message {
     int pending_sends = 0; // progress engine only: MPI sends still using the buffers
     // Messages this one stands for in the quiescence counts: a batch's count, else 1.
     std::uint32_t logical = 1;
+    // Progress engine: wire bytes it holds against the back-pressure limit (0: none).
+    std::uint32_t flow_bytes = 0;
     byte_vector large; // split-phase payload, empty when it fits inline
     // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
     // are exactly the first `raw_bytes` bytes of the buffer, header or not, never split.

@@ -1,24 +1,51 @@
 // co_await prema::send(rank, handler, args...): one-sided remote handler invocation.
 //
-// The arguments are serialized before send() returns, so the caller may reuse them at once;
-// co_await then only serves as a yield point (it suspends if the quantum has expired).
-// Nothing comes back: an exception in the handler is logged on the target rank.
+// The arguments are serialized before send() returns, so the caller may reuse them at once.
+// co_await then is a yield point (it suspends if the quantum has expired) and applies
+// back-pressure: while this rank has more than --prema-max-outstanding-bytes queued for the
+// network or unacknowledged by one destination, the sending coroutine suspends until that
+// drains (the worker runs other work meanwhile). It resumes on a worker thread. Nothing comes
+// back: an exception in the handler is logged on the target rank.
 #pragma once
 
+#include <coroutine>
 #include <utility>
 
 #include "prema/coro/yield.hpp"
 #include "prema/transport/handler.hpp"
 
 namespace prema {
+namespace detail {
 
-template <class H, class... A> [[nodiscard]] yield_awaiter send(int rank, H, A&&... args) {
+// Whether senders must wait for the network to drain (src/transport/flow_control.hpp).
+bool sends_held() noexcept;
+// Suspends `h` until then; false if the wait is already over.
+bool hold_sender(std::coroutine_handle<> h);
+
+} // namespace detail
+
+struct send_awaiter {
+    bool await_ready() const noexcept {
+        return !detail::quantum_expired() && !detail::sends_held();
+    }
+    bool await_suspend(std::coroutine_handle<> h) const {
+        if (detail::hold_sender(h))
+            return true;
+        if (!detail::quantum_expired())
+            return false;
+        detail::requeue_yielded(h);
+        return true;
+    }
+    void await_resume() const noexcept {}
+};
+
+template <class H, class... A> [[nodiscard]] send_awaiter send(int rank, H, A&&... args) {
     detail::check_handler<H>();
     detail::check_rank(rank);
     detail::post_new(rank, detail::handler_id<H>::value, 0, [&](detail::byte_writer& w) {
         detail::write_handler_args<H>(w, std::forward<A>(args)...);
     });
-    return yield_point();
+    return {};
 }
 
 } // namespace prema
