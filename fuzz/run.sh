@@ -11,6 +11,13 @@ root=$(dirname "$here")
 build=${PREMA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${PREMA_FUZZ_JOBS:-2}
 
+# Debian ships libFuzzer and the sanitizer runtimes in libclang-rt-N-dev, only a Recommends of
+# clang (scripts/install-deps.sh installs without them): say so instead of failing at link time.
+if [ ! -e "$(clang++ -print-runtime-dir)/libclang_rt.fuzzer-$(uname -m).a" ]; then
+    echo "fuzz/run.sh: clang++ has no libFuzzer; on Debian:" \
+        "apt-get install libclang-rt-$(clang++ -dumpversion | cut -d. -f1)-dev" >&2
+    exit 1
+fi
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
     -DPREMA_BUILD_FUZZ=ON -DPREMA_BUILD_TESTS=OFF -DPREMA_BUILD_EXAMPLES=OFF \
     -DPREMA_BUILD_BENCHMARKS=OFF >/dev/null

@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  clang                        # CI's second compiler (scripts/test-clang.sh); uses libstdc++
   libopenmpi-dev openmpi-bin   # MPI: the wire and the process launcher
   liburing-dev                 # asynchronous checkpoint I/O
   libxxhash-dev                # checkpoint checksums (XXH3)

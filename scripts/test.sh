@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds everything (RelWithDebInfo) and runs the whole test suite.
-# Exits nonzero if any step or any test fails.
+# Installs the dependencies, builds everything (RelWithDebInfo, g++, warnings as errors) and runs
+# the whole test suite. Exits nonzero if any step or any test fails.
 #   bash scripts/test.sh
+# Then the library and the tests with clang++, warnings as errors, and the single-rank unit tests
+# (scripts/test-clang.sh, in build-clang/ or $PREMA_BUILD_DIR-clang).
 # Then builds everything again with AddressSanitizer+UBSan (build-asan/, or $PREMA_BUILD_DIR-asan)
 # and runs the suite once more: any sanitizer report fails its test (see README "Sanitizers").
 # PREMA_BUILD_DIR overrides the build directory (default: build/ at the repository root).
 # Last, the ThreadSanitizer share of the suite (scripts/test-tsan.sh --subset: worker pool,
 # transport, objects, load balancing) in build-tsan/ (or $PREMA_BUILD_DIR-tsan).
-# PREMA_SKIP_ASAN=1 skips the ASan pass, PREMA_SKIP_TSAN=1 the TSan pass.
+# PREMA_SKIP_CLANG=1 skips the clang pass, PREMA_SKIP_ASAN=1 the ASan pass, PREMA_SKIP_TSAN=1
+# the TSan pass.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +18,7 @@ build="${PREMA_BUILD_DIR:-$root/build}"
 
 bash "$root/scripts/install-deps.sh"
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREMA_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
 
 # Tests launch mpiexec with --allow-run-as-root already; the variables cover anything else.
@@ -31,6 +34,14 @@ if [ "$status" -ne 0 ]; then
   echo "test.sh: ctest failed (exit status $status)" >&2
 fi
 
+if [ "${PREMA_SKIP_CLANG:-0}" != 1 ]; then
+  clang_status=0
+  bash "$root/scripts/test-clang.sh" || clang_status=$?
+  if [ "$clang_status" -ne 0 ]; then
+    echo "test.sh: clang build or tests failed (exit status $clang_status)" >&2
+    status=$clang_status
+  fi
+fi
 if [ "${PREMA_SKIP_ASAN:-0}" != 1 ]; then
   asan_build="${PREMA_BUILD_DIR:+$PREMA_BUILD_DIR-asan}"
   asan_build="${asan_build:-$root/build-asan}"

@@ -28,8 +28,8 @@ template <class T> struct default_init_allocator : std::allocator<T> {
     void deallocate(T* p, std::size_t n) noexcept {
         if (n * sizeof(T) < large)
             std::allocator<T>::deallocate(p, n);
-        else
-            ::operator delete(p, n * sizeof(T), std::align_val_t(page));
+        else // unsized: clang declares the sized form only under -fsized-deallocation
+            ::operator delete(p, std::align_val_t(page));
     }
 };
 
