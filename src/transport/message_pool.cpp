@@ -8,6 +8,42 @@
 
 namespace prema::detail {
 
+struct message_pool::thread_cache {
+    static constexpr int capacity = 32;
+    message_pool* owner = nullptr;
+    int count = 0;
+    message* items[capacity];
+
+    // Gives everything back to the owner's shared list (thread exit, or a new owner).
+    void detach() noexcept {
+        if (!owner)
+            return;
+        {
+            std::lock_guard lock(owner->caches_mutex_);
+            std::erase(owner->caches_, this);
+        }
+        while (count > 0)
+            owner->release_shared(items[--count]);
+        owner = nullptr;
+    }
+    ~thread_cache() { detach(); }
+};
+
+namespace {
+thread_local message_pool::thread_cache cache;
+} // namespace
+
+message_pool::thread_cache* message_pool::my_cache() noexcept {
+    auto* c = &cache;
+    if (c->owner == this)
+        return c;
+    c->detach(); // buffers of an earlier runtime's pool, still alive
+    std::lock_guard lock(caches_mutex_);
+    caches_.push_back(c);
+    c->owner = this;
+    return c;
+}
+
 message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate, std::size_t keep)
     : eager_(eager_bytes), keep_(std::max(keep, preallocate)),
       next_report_(2 * std::max<std::size_t>(preallocate, 1)) {
@@ -17,10 +53,19 @@ message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate, std
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     for (std::size_t i = 0; i < preallocate; ++i)
-        release(allocate());
+        release_shared(allocate());
 }
 
 message_pool::~message_pool() {
+    {
+        std::lock_guard lock(caches_mutex_);
+        for (auto* c : caches_) {
+            while (c->count > 0)
+                free(c->items[--c->count]);
+            c->owner = nullptr;
+        }
+        caches_.clear();
+    }
     message* m;
     while (free_.try_dequeue(m))
         free(m);
@@ -45,7 +90,9 @@ void message_pool::free(message* m) noexcept {
 
 message* message_pool::acquire() {
     message* m;
-    if (free_.try_dequeue(m))
+    if (auto* c = my_cache(); c->count > 0)
+        m = c->items[--c->count];
+    else if (free_.try_dequeue(m))
         free_count_.fetch_sub(1, std::memory_order_relaxed);
     else
         m = allocate();
@@ -54,13 +101,21 @@ message* message_pool::acquire() {
 }
 
 void message_pool::release(message* m) noexcept {
-    if (free_count_.load(std::memory_order_relaxed) >= keep_)
-        return free(m);
     m->peer = -1;
     m->raw_bytes = -1;
     m->logical = 1;
     m->flow_bytes = 0;
     byte_vector().swap(m->large); // a split-phase payload's memory goes back now
+    if (auto* c = my_cache(); c->count < thread_cache::capacity) {
+        c->items[c->count++] = m;
+        return;
+    }
+    release_shared(m);
+}
+
+void message_pool::release_shared(message* m) noexcept {
+    if (free_count_.load(std::memory_order_relaxed) >= keep_)
+        return free(m);
     free_count_.fetch_add(1, std::memory_order_relaxed);
     free_.enqueue(m);
 }
