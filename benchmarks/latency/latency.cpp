@@ -17,9 +17,10 @@
 // round trip over all timed iterations, halved (half-RTT). Bandwidth is bytes / half-RTT.
 //
 // Message rate: rank 0 sends --rate-count 16-byte messages to rank 1, which counts them. PREMA:
-// fire-and-forget co_await prema::send, timed on rank 0 from the first send until quiescence;
-// every --rate-fence sends the sender awaits one prema::call to rank 1, which bounds the messages
-// in flight (the runtime has no back-pressure of its own; --rate-fence 0 removes the fence).
+// an unfenced loop of fire-and-forget co_await prema::send, timed on rank 0 from the first send
+// until quiescence, three times: to a plain function handler, to a coroutine handler and to a
+// mobile object on rank 1. The runtime aggregates the messages and applies back-pressure itself;
+// --rate-fence F adds a prema::call to rank 1 after every F sends.
 // Raw MPI: MPI_Isend in windows of --rate-window (MPI_Waitall per window, matching MPI_Irecv
 // windows on rank 1), timed on rank 0 from the first send until rank 1's acknowledgement that it
 // received them all.
@@ -65,8 +66,8 @@ struct options {
     std::size_t min_bytes = 8, max_bytes = std::size_t{1} << 20;
     int step = 2; // size multiplier
     long rate_count = 1'000'000;
-    int rate_window = 256;  // raw MPI: MPI_Isend requests per MPI_Waitall
-    long rate_fence = 1000; // PREMA: a prema::call round trip to rank 1 every so many sends
+    int rate_window = 256; // raw MPI: MPI_Isend requests per MPI_Waitall
+    long rate_fence = 0;   // PREMA: a prema::call round trip to rank 1 every so many sends
     bool latency = true, rate = true;
     std::vector<prema::progress_mode> modes = {prema::progress_mode::automatic,
                                                prema::progress_mode::dedicated,
@@ -81,7 +82,8 @@ const char* usage_text =
     "\n"
     "Half round-trip time and bandwidth of raw MPI_Send/MPI_Recv against PREMA handler\n"
     "ping-pong (auto, dedicated and inline progress), and the rate of 16-byte fire-and-forget\n"
-    "messages. Latencies are medians over the timed round trips of each size.\n"
+    "messages to a function, a coroutine and a mobile object. Latencies are medians over\n"
+    "the timed round trips of each size.\n"
     "\n"
     "  --iters N          timed round trips per size (default 1000)\n"
     "  --warmup N         untimed round trips before each size (default 100)\n"
@@ -92,9 +94,8 @@ const char* usage_text =
     "  --step 2|4         size multiplier (default 2)\n"
     "  --rate-count N     messages in the message-rate test (default 1000000)\n"
     "  --rate-window W    raw MPI: MPI_Isend requests per MPI_Waitall (default 256)\n"
-    "  --rate-fence F     PREMA: after every F sends, co_await a prema::call to rank 1 (flow\n"
-    "                     control; default 1000). 0: pure fire-and-forget, all N queued at\n"
-    "                     once (the runtime has no back-pressure: memory and time grow fast)\n"
+    "  --rate-fence F     PREMA: after every F sends, co_await a prema::call to rank 1\n"
+    "                     (default 0: none; the runtime's back-pressure bounds memory)\n"
     "  --object-max-bytes N  largest payload of the mobile-object ping-pong (default 4096)\n"
     "  --hop-calls N      with 3+ ranks: calls timed to measure one forwarding hop (default 500)\n"
     "  --no-latency       skip the ping-pong\n"
@@ -343,28 +344,59 @@ struct sink_state {
     long expected = 0;
     std::atomic<long> got{0};
     clk::time_point first, last;
+    void count() {
+        long k = got.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (k == 1)
+            first = clk::now();
+        if (k == expected)
+            last = clk::now();
+    }
 } sink;
 
-constexpr auto count_one = [](sixteen) {
-    long k = sink.got.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (k == 1)
-        sink.first = clk::now();
-    if (k == sink.expected)
-        sink.last = clk::now();
+// The three receivers of the rate test: a plain function, a coroutine, a mobile object.
+constexpr auto count_one = [](sixteen) { sink.count(); };
+constexpr auto count_one_task = [](sixteen) -> prema::task<> {
+    sink.count();
+    co_return;
 };
+struct counter {
+    template <class Ar> void serialize(Ar&) {}
+};
+void count_at(counter&, sixteen) {
+    sink.count();
+}
 
-// Runs on rank 1: how many messages it has counted (the sender's flow-control fence).
+// Runs on rank 1: how many messages it has counted (the optional --rate-fence).
 constexpr auto counted = []() { return sink.got.load(std::memory_order_relaxed); };
 
-prema::task<> rate_entry(long count, long fence, double& seconds) {
+enum class rate_kind { function, coroutine, object };
+constexpr rate_kind rate_kinds[] = {rate_kind::function, rate_kind::coroutine, rate_kind::object};
+const char* layer_of(rate_kind k) {
+    return k == rate_kind::object ? "object" : "transport";
+}
+const char* handler_of(rate_kind k) {
+    return k == rate_kind::coroutine ? "coroutine" : "function";
+}
+
+prema::task<> rate_entry(rate_kind kind, long count, long fence, double& seconds) {
+    prema::mobile_ptr<counter> target;
+    if (kind == rate_kind::object) {
+        if (prema::rank() == 0)
+            target = co_await prema::create<counter>(1);
+        co_await prema::quiescence();
+    }
     if (prema::rank() == 0) {
         auto t0 = clk::now();
         for (long i = 0; i < count; ++i) {
-            co_await prema::send(1, count_one, sixteen{std::uint64_t(i), 0});
+            sixteen m{std::uint64_t(i), 0};
+            if (kind == rate_kind::function)
+                co_await prema::send(1, count_one, m);
+            else if (kind == rate_kind::coroutine)
+                co_await prema::send(1, count_one_task, m);
+            else
+                co_await prema::send(target, prema::fn<&count_at>, m);
             if (fence > 0 && (i + 1) % fence == 0)
                 co_await prema::call(1, counted);
-            if ((i + 1) % 100'000 == 0)
-                std::fprintf(stderr, "    %ld sent\n", i + 1);
         }
         co_await prema::quiescence();
         seconds = micros(clk::now() - t0) * 1e-6;
@@ -372,6 +404,12 @@ prema::task<> rate_entry(long count, long fence, double& seconds) {
         co_await prema::quiescence();
     }
 }
+
+struct rate_result {
+    rate_kind kind;
+    double rate = 0;          // rank 0: first send to quiescence
+    double receiver_rate = 0; // rank 1: first to last message counted
+};
 
 // ---------------------------------------------------------------------------------------------
 // One PREMA configuration: latency sweep and message rate.
@@ -384,8 +422,7 @@ struct prema_results {
     std::vector<stats> objects; // the first sizes, up to --object-max-bytes
     hop_results hops;           // 3+ ranks only
     bool have_hops = false;
-    double rate = 0;          // rank 0: first send to quiescence
-    double receiver_rate = 0; // rank 1: first to last message counted
+    std::vector<rate_result> rates;
     bool ok = true;
     // The JSON members that name the progress mode of a row.
     std::string json_progress() const {
@@ -419,30 +456,35 @@ prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes,
             r.have_hops = true;
         }
     }
-    if (o.rate) {
+    for (rate_kind kind : rate_kinds) {
+        if (!o.rate)
+            break;
         if (rank == 0)
-            std::fprintf(stderr, "[prema %s] message rate, %ld messages\n", mode, o.rate_count);
+            std::fprintf(stderr, "[prema %s] message rate, %ld messages to a %s %s handler\n", mode,
+                         o.rate_count, layer_of(kind), handler_of(kind));
         sink.expected = o.rate_count;
         sink.got = 0;
         double seconds = 0;
-        r.ok &= rt.run([&] { return rate_entry(o.rate_count, o.rate_fence, seconds); }) == 0;
+        r.ok &= rt.run([&] { return rate_entry(kind, o.rate_count, o.rate_fence, seconds); }) == 0;
+        rate_result res{kind};
         if (rank == 0)
-            r.rate = seconds > 0 ? double(o.rate_count) / seconds : 0;
+            res.rate = seconds > 0 ? double(o.rate_count) / seconds : 0;
         // Receiver-side view: rank 1 reports first-to-last over plain MPI.
-        double recv_rate = 0;
         if (rank == 1) {
             double s = micros(sink.last - sink.first) * 1e-6;
-            if (sink.got.load() != o.rate_count)
+            if (sink.got.load() != o.rate_count) {
                 std::fprintf(stderr, "rank 1: counted %ld of %ld messages\n", sink.got.load(),
                              o.rate_count);
-            recv_rate = s > 0 ? double(o.rate_count - 1) / s : 0;
+                r.ok = false;
+            }
+            double recv_rate = s > 0 ? double(o.rate_count - 1) / s : 0;
             MPI_Send(&recv_rate, 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD);
         } else if (rank == 0) {
-            MPI_Recv(&recv_rate, 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            r.receiver_rate = recv_rate;
-            std::fprintf(stderr, "  prema/%-9s %.3g msgs/s (receiver side %.3g)\n", mode, r.rate,
-                         recv_rate);
+            MPI_Recv(&res.receiver_rate, 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            std::fprintf(stderr, "  prema/%-9s %.3g msgs/s (receiver side %.3g)\n", mode, res.rate,
+                         res.receiver_rate);
         }
+        r.rates.push_back(res);
     }
     return r;
 }
@@ -557,12 +599,15 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
                      sep, mpi_rate_value, o.rate_count, o.rate_window);
         sep = ",\n";
         for (auto& r : runs)
-            std::fprintf(f,
-                         ",\n    {\"layer\": \"transport\", %s"
-                         "\"rate_msgs_per_s\": %.0f, \"receiver_rate_msgs_per_s\": %.0f, "
-                         "\"messages\": %ld, \"fence\": %ld}",
-                         r.json_progress().c_str(), r.rate, r.receiver_rate, o.rate_count,
-                         o.rate_fence);
+            for (auto& x : r.rates)
+                std::fprintf(f,
+                             ",\n    {\"layer\": \"%s\", \"handler\": \"%s\", %s"
+                             "\"rate_msgs_per_s\": %.0f, \"vs_mpi\": %.3f, "
+                             "\"receiver_rate_msgs_per_s\": %.0f, \"messages\": %ld, "
+                             "\"fence\": %ld}",
+                             layer_of(x.kind), handler_of(x.kind), r.json_progress().c_str(),
+                             x.rate, x.rate / mpi_rate_value, x.receiver_rate, o.rate_count,
+                             o.rate_fence);
     }
     std::fprintf(f, "\n  ]\n}\n");
     std::fclose(f);
@@ -664,11 +709,16 @@ int bench_main(int argc, char** argv, int rank, int size) {
         std::printf("\nMessage rate, %ld x 16-byte messages rank 0 -> rank 1:\n", o.rate_count);
         std::printf("  %-26s %12.0f msgs/s  (MPI_Isend windows of %d, until rank 1 acks)\n", "mpi",
                     mpi_rate_value, o.rate_window);
+        std::printf("  PREMA: first send to quiescence%s; receiver: its first to last message\n",
+                    o.rate_fence
+                        ? (", a call every " + std::to_string(o.rate_fence) + " sends").c_str()
+                        : ", no fence");
         for (auto& r : runs)
-            std::printf("  %-26s %12.0f msgs/s  (%.3fx mpi; first send to quiescence, fence every "
-                        "%ld; receiver first-to-last %.0f msgs/s)\n",
-                        ("prema " + r.label).c_str(), r.rate, r.rate / mpi_rate_value, o.rate_fence,
-                        r.receiver_rate);
+            for (auto& x : r.rates)
+                std::printf("  %-26s %12.0f msgs/s  %6.2fx mpi  (%s %s handler; receiver %.0f "
+                            "msgs/s)\n",
+                            ("prema " + r.label).c_str(), x.rate, x.rate / mpi_rate_value,
+                            layer_of(x.kind), handler_of(x.kind), x.receiver_rate);
     }
     std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
                 double(rss[1]) / 1024);

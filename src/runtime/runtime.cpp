@@ -195,6 +195,29 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
     }
 }
 
+void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+    const std::byte* bytes = payload.spilled() ? payload.heap().data() : payload.inline_area();
+    std::size_t room = 0;
+    if (std::byte* at = batch_begin(dest, room)) {
+        byte_writer w(at, room);
+        w.write(bytes, payload.size());
+        return batch_commit(dest, handler, token, w);
+    }
+    message* m = acquire_message();
+    try {
+        if (payload.spilled()) {
+            post(m, dest, handler, token, payload);
+        } else {
+            byte_writer w(m->inline_data(), eager_capacity());
+            w.write(bytes, payload.size());
+            post(m, dest, handler, token, w);
+        }
+    } catch (...) {
+        release_message(m);
+        throw;
+    }
+}
+
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags) {
     check_payload(handler, payload);

@@ -112,8 +112,9 @@ void progress_engine::post(message* m) {
         return;
     }
     if (!(m->header().flags & flag_uncounted) && m->raw_bytes < 0) {
+        // The memory it holds until it is out: a pool buffer and a split-phase payload.
         m->flow_bytes = std::uint32_t(
-            std::min<std::uint64_t>(sizeof(wire_header) + m->header().payload_bytes, UINT32_MAX));
+            std::min<std::uint64_t>(pool_.wire_bytes() + m->large.size(), UINT32_MAX));
         flow_.queued(m->flow_bytes);
     }
     if (cfg_.progress == progress_mode::inline_ && !in_poll) {

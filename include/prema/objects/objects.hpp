@@ -72,18 +72,15 @@ template <class T, class... A> struct create_handler {
     }
 };
 
+// Written on the stack first: the destination is known only once the directory has given the
+// message its sequence number, and then it joins a batch or leaves on its own (post_copy).
 template <class H, class... A> void post_object_message(object_id id, A&&... args) {
-    message* m = acquire_message();
-    try {
-        byte_writer w(m->inline_data(), eager_capacity());
-        begin_object_message(w);
-        write_object_args<H>(w, std::forward<A>(args)...);
-        int dest = finish_object_message(id, object_op::user, object_handler_id<H>::value, w);
-        post(m, dest, object_message_id(), 0, w);
-    } catch (...) {
-        release_message(m);
-        throw;
-    }
+    std::byte local[4096];
+    byte_writer w(local, sizeof local);
+    begin_object_message(w);
+    write_object_args<H>(w, std::forward<A>(args)...);
+    int dest = finish_object_message(id, object_op::user, object_handler_id<H>::value, w);
+    post_copy(dest, object_message_id(), 0, w);
 }
 
 template <class T> constexpr void check_mobile() {

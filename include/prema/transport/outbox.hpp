@@ -38,6 +38,10 @@ std::byte* batch_begin(int dest, std::size_t& room);
 // overflowed the room (payload.spilled()), leaves as it fits best.
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
 
+// Posts the bytes `payload` holds (written elsewhere, e.g. on the stack): copied into a batch, or
+// into a message of their own.
+void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
+
 // Fills a fresh message through `write(byte_writer&)` and posts it. Counted messages from a
 // worker are batched (flags == 0).
 template <class Write>

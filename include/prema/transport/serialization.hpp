@@ -64,6 +64,7 @@ class byte_writer {
 
     std::size_t size() const noexcept { return size_; }
     bool spilled() const noexcept { return spilled_; }
+    const std::byte* inline_area() const noexcept { return inline_; }
     byte_vector& heap() noexcept { return heap_; }
 
   private:
