@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -70,8 +71,12 @@ lb::object_load pending_load(const object_record& rec);
 // and what a checkpoint saves. Record locked.
 void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
                  std::int32_t reply_to, std::uint64_t token);
-// Serializes the object with everything pending on it and posts it to `dest`. Record locked.
+// Serializes the object with everything pending on it, handed handlers included, and posts it
+// to `dest`. Record locked. Throws, changing nothing, if the object cannot be packed or sent.
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token);
+// A move asked by `request` (migrate, or acquire from another rank) that ship() refused with
+// `why`: the caller gets the exception, a request nobody awaits is reported here.
+void refuse_move(const object_entry& request, object_id id, int dest, std::exception_ptr why);
 
 // layer.cpp: destroys the object for `request`, failing what waits for it. Record locked.
 void destroy_object(object_record& rec, const object_entry& request);

@@ -1,9 +1,12 @@
 // Migration: a record leaves with its object, its ordering counters and every pending entry,
 // and is installed on the receiving rank, which tells the object's home where it now lives.
+#include <fmt/format.h>
+
 #include "objects/layer.hpp"
 #include "objects/pending_handler.hpp"
 #include "objects/wire_decode.hpp"
 #include "prema/objects/objects.hpp"
+#include "runtime/log.hpp"
 #include "runtime/observe.hpp"
 
 namespace prema::detail {
@@ -39,14 +42,28 @@ void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
     w.write(&n, sizeof n);
     for (auto& [key, e] : rec.early)
         write_entry(w, e);
-    n = std::uint32_t(rec.ready.size());
+    // Handed handlers come before `ready`: they were its head.
+    n = std::uint32_t(rec.handed.size() + rec.ready.size());
     w.write(&n, sizeof n);
+    for (auto* h : rec.handed)
+        write_entry(w, h->entry);
     for (auto& e : rec.ready)
         write_entry(w, e);
     rec.type->save(rec.object, w);
 }
 
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
+    // Packed in full before anything changes: packing runs the type's serialize, which may
+    // throw, and the install may exceed --prema-max-message-bytes. Either way the object stays.
+    message* m = acquire_message();
+    byte_writer w(m->inline_data(), eager_capacity());
+    try {
+        pack_record(w, rec, rec.moves + 1, reply_to, token);
+        check_payload(install_id(), w);
+    } catch (...) {
+        release_message(m);
+        throw;
+    }
     // Before the post: once posted, the object may come back here and be counted again.
     current_balancer().notify({rec.id, 0, 0});
     {
@@ -56,14 +73,43 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     }
     if (observing())
         note_migration(rec.id, rank(), dest, true);
-    post_new(dest, install_id(), 0,
-             [&](byte_writer& w) { pack_record(w, rec, rec.moves + 1, reply_to, token); });
+    post(m, dest, install_id(), 0, w);
+    // Handed handlers travelled with the object: the workers that pop them drop them.
+    for (auto* h : rec.handed)
+        h->status = pending_handler::state::withdrawn;
+    current_balancer().withdrawn(rec.handed.size());
+    rec.handed.clear();
+    rec.exclusive_running = false;
+    rec.shared_running = 0;
     rec.type->destroy(rec.object);
     rec.object = nullptr;
     rec.early.clear();
     rec.ready.clear();
     rec.gone_to = dest;
     layer().dir.set_remote(rec.id, dest, rec.moves + 1);
+}
+
+namespace {
+
+// "type: what()" of `e`.
+std::string explain(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return current_exception_type() + ": " + x.what();
+    } catch (...) {
+        return current_exception_type();
+    }
+}
+
+} // namespace
+
+void refuse_move(const object_entry& request, object_id id, int dest, std::exception_ptr why) {
+    auto what = fmt::format("the migration of {} to rank {}", describe(id), dest);
+    if (request.token)
+        reply_error(request.header.origin, request.token, what, why);
+    else
+        report_error(fmt::format("{} failed, it stays on rank {}: {}", what, rank(), explain(why)));
 }
 
 namespace {
@@ -123,15 +169,17 @@ bool migrate_for_balance(object_id id, int dest) {
     int shared = int(rec.handed.size()) - exclusive;
     if ((rec.exclusive_running && exclusive == 0) || rec.shared_running > shared)
         return false;
-    for (auto it = rec.handed.rbegin(); it != rec.handed.rend(); ++it) {
-        (*it)->status = pending_handler::state::withdrawn;
-        rec.ready.push_front(std::move((*it)->entry));
+    try {
+        ship(rec, dest, -1, 0);
+    } catch (...) {
+        // Nobody waits for a balancing move, so it is logged; once per object at warning
+        // level, since the policy may offer the same object again and again.
+        log().log(rec.refused_balancing ? spdlog::level::debug : spdlog::level::warn,
+                  "load balancing: {} stays on rank {}, it cannot move to rank {}: {}",
+                  describe(id), rank(), dest, explain(std::current_exception()));
+        rec.refused_balancing = true;
+        return false;
     }
-    current_balancer().withdrawn(rec.handed.size());
-    rec.handed.clear();
-    rec.exclusive_running = false;
-    rec.shared_running = 0;
-    ship(rec, dest, -1, 0);
     return true;
 }
 

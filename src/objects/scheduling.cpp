@@ -68,7 +68,11 @@ void schedule(const record_ptr& rec) {
                     if (e.token)
                         reply_void(e.header.origin, e.token);
                 } else {
-                    ship(*rec, dest, e.header.origin, e.token);
+                    try {
+                        ship(*rec, dest, e.header.origin, e.token);
+                    } catch (...) {
+                        refuse_move(e, rec->id, dest, std::current_exception());
+                    }
                 }
                 continue;
             }
@@ -77,8 +81,15 @@ void schedule(const record_ptr& rec) {
                 continue;
             case object_op::acquire:
                 if (e.header.origin != here) {
+                    int dest = e.header.origin;
                     rec->ready.push_front(std::move(e)); // travels at the head, starts there
-                    ship(*rec, rec->ready.front().header.origin, -1, 0);
+                    try {
+                        ship(*rec, dest, -1, 0);
+                    } catch (...) {
+                        object_entry refused = std::move(rec->ready.front());
+                        rec->ready.pop_front();
+                        refuse_move(refused, rec->id, dest, std::current_exception());
+                    }
                     continue;
                 }
                 break;

@@ -1,0 +1,218 @@
+// Mobile objects when things go wrong: a migration that cannot pack its object. Every TEST_CASE
+// is collective; the runtime's log is captured through an extra spdlog sink so that the tests
+// can check what it says.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include <prema/prema.hpp>
+
+#include "test_support.hpp"
+
+#include "runtime/log.hpp"
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
+// Records what the runtime logs at warning level and above on this rank.
+class capture_sink : public spdlog::sinks::base_sink<std::mutex> {
+  public:
+    std::string take() {
+        std::lock_guard lock(mutex_);
+        std::string all;
+        all.swap(text_);
+        return all;
+    }
+
+  protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        if (msg.level >= spdlog::level::warn) {
+            text_.append(msg.payload.data(), msg.payload.size());
+            text_ += '\n';
+        }
+    }
+    void flush_() override {}
+
+  private:
+    std::string text_;
+};
+
+// Installed once, before any runtime runs (sinks are not guarded against concurrent logging).
+capture_sink& captured() {
+    static auto sink = [] {
+        auto s = std::make_shared<capture_sink>();
+        prema::detail::log().sinks().push_back(s);
+        return s;
+    }();
+    return *sink;
+}
+
+int all_ranks_max(int v) {
+    int out = 0;
+    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// An object whose packing fails on demand (item 2)
+
+std::atomic<bool> refuse_packing{false};
+
+struct fragile {
+    std::int64_t value = 0;
+    std::vector<char> ballast;
+    template <class Ar> void serialize(Ar& ar) {
+        if (Ar::is_saving::value && refuse_packing.load())
+            throw std::runtime_error("fragile refuses to be packed");
+        ar(value, ballast);
+    }
+};
+
+void add(fragile& f, std::int64_t n) {
+    f.value += n;
+}
+
+std::int64_t value_of(const fragile& f) {
+    return f.value;
+}
+
+prema::mobile_ptr<fragile> own_fragile; // this rank's, for the others to ask for
+
+prema::mobile_ptr<fragile> which_fragile() {
+    return own_fragile;
+}
+
+// What `co_await (...)` throws, as "<what>", or "no exception".
+#define OUTCOME(var, ...)                                                                          \
+    do {                                                                                           \
+        var = "no exception";                                                                      \
+        try {                                                                                      \
+            co_await (__VA_ARGS__);                                                                \
+        } catch (const std::exception& x) {                                                        \
+            var = x.what();                                                                        \
+        }                                                                                          \
+    } while (0)
+
+} // namespace
+
+TEST_CASE("a migration that cannot pack its object leaves it in place, usable") {
+    captured();
+    prema::config cfg;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        const int me = prema::rank(), n = prema::ranks(), next = (me + 1) % n;
+        auto mp = own_fragile = co_await prema::create<fragile>(me);
+        for (int i = 0; i < 5; ++i)
+            co_await prema::send(mp, prema::fn<&add>, std::int64_t(1));
+        refuse_packing = true;
+        std::string w;
+        OUTCOME(w, prema::migrate(mp, next));
+        check(contains(w, "fragile refuses to be packed"), "migrate: " + w);
+        check(prema::where(mp) == me, "the object left although its migration failed");
+        for (int i = 0; i < 5; ++i)
+            co_await prema::send(mp, prema::fn<&add>, std::int64_t(1));
+        check(co_await prema::call(mp, prema::fn<&value_of>) == 10,
+              "messages before or after the failed migration were lost");
+        co_await prema::quiescence(); // every rank has stopped migrating its own object
+
+        // An acquire from another rank ships the object to the caller: that fails the same way.
+        auto theirs = co_await prema::call(next, prema::fn<&which_fragile>);
+        OUTCOME(w, prema::acquire(theirs, prema::exclusive));
+        check(contains(w, "fragile refuses to be packed"), "acquire: " + w);
+        co_await prema::quiescence();
+
+        refuse_packing = false;
+        co_await prema::migrate(mp, next);
+        check(co_await prema::call(mp, prema::fn<&value_of>) == 10, "value after the migration");
+        check(prema::where(mp) == next, "the object did not move once it could be packed");
+        check.done = true;
+    });
+    CHECK(rc == 0);
+    report(check);
+    CHECK(captured().take() == "");
+}
+
+TEST_CASE("an object larger than --prema-max-message-bytes does not migrate, and says why") {
+    captured();
+    prema::config cfg;
+    cfg.max_message_bytes = 64 * 1024;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        const int me = prema::rank(), next = (me + 1) % prema::ranks();
+        auto mp = prema::make_mobile<fragile>();
+        {
+            auto g = co_await prema::acquire(mp);
+            g->ballast.resize(256 * 1024);
+        }
+        std::string w;
+        OUTCOME(w, prema::migrate(mp, next));
+        check(contains(w, "--prema-max-message-bytes"), "migrate: " + w);
+        check(prema::where(mp) == me, "the object left although it is too big to travel");
+        co_await prema::send(mp, prema::fn<&add>, std::int64_t(3));
+        check(co_await prema::call(mp, prema::fn<&value_of>) == 3, "the object stopped working");
+        check.done = true;
+    });
+    CHECK(rc == 0);
+    report(check);
+    CHECK(captured().take() == "");
+}
+
+namespace {
+std::atomic<int> slow_runs{0};
+void slow_add(fragile& f, std::int64_t n) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    f.value += n;
+    slow_runs.fetch_add(1);
+}
+} // namespace
+
+TEST_CASE("the balancer skips an object it cannot pack and logs it") {
+    constexpr int objects = 16, messages = 4;
+    captured();
+    prema::config cfg;
+    cfg.lb = "work_stealing";
+    cfg.lb_period_us = 200;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    std::vector<prema::mobile_ptr<fragile>> mine;
+    refuse_packing = true;
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        prema::lb::enable_balancing(true);
+        if (prema::rank() == 0) {
+            for (int i = 0; i < objects; ++i)
+                mine.push_back(prema::make_mobile<fragile>());
+            for (int k = 0; k < messages; ++k)
+                for (auto mp : mine)
+                    co_await prema::send(mp, prema::fn<&slow_add>, std::int64_t(1));
+        }
+        co_await prema::quiescence();
+        prema::lb::enable_balancing(false);
+        for (auto mp : mine)
+            check(prema::where(mp) == 0, "an object moved although it cannot be packed");
+        check.done = true;
+    });
+    refuse_packing = false;
+    CHECK(rc == 0);
+    report(check);
+    auto log = captured().take();
+    if (prema::rank() == 0) {
+        CHECK(slow_runs.load() == objects * messages);
+        CHECK_MESSAGE(contains(log, "fragile refuses to be packed"), log);
+    }
+    CHECK(all_ranks_max(int(contains(log, "load balancing"))) == 1);
+}
