@@ -1,6 +1,6 @@
-// Mobile objects when things go wrong: a migration that cannot pack its object. Every TEST_CASE
-// is collective; the runtime's log is captured through an extra spdlog sink so that the tests
-// can check what it says.
+// Mobile objects when things go wrong: a migration that cannot pack its object, load() read
+// while someone holds the object. Every TEST_CASE is collective; the runtime's log is captured
+// through an extra spdlog sink so that the tests can check what it says.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -57,6 +57,11 @@ capture_sink& captured() {
         return s;
     }();
     return *sink;
+}
+
+template <class T> T bcast_from_0(T v) {
+    MPI_Bcast(&v, sizeof v, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return v;
 }
 
 int all_ranks_max(int v) {
@@ -215,4 +220,79 @@ TEST_CASE("the balancer skips an object it cannot pack and logs it") {
         CHECK_MESSAGE(contains(log, "fragile refuses to be packed"), log);
     }
     CHECK(all_ranks_max(int(contains(log, "load balancing"))) == 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// load() is never read while someone holds the object exclusively (item 3)
+
+namespace {
+std::atomic<bool> guard_held{false};
+std::atomic<int> loads_while_held{0}, notices{0};
+
+struct weighed {
+    int value = 0;
+    double load() const {
+        if (guard_held.load())
+            loads_while_held.fetch_add(1);
+        return 1.0 + value % 3;
+    }
+    template <class Ar> void serialize(Ar& ar) { ar(value); }
+};
+
+void bump(weighed& w) {
+    ++w.value;
+}
+
+int weighed_value(const weighed& w) {
+    return w.value;
+}
+
+void notice() {
+    notices.fetch_add(1);
+}
+
+prema::task<> send_bumps(prema::mobile_ptr<weighed> mp, int count) {
+    for (int i = 0; i < count; ++i)
+        co_await prema::send(mp, prema::fn<&bump>);
+    co_await prema::send(0, prema::fn<&notice>);
+}
+} // namespace
+
+TEST_CASE("load() is not read while a guard holds the object") {
+    constexpr int bumps = 20;
+    prema::config cfg;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    prema::mobile_ptr<weighed> mp;
+    rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0)
+            mp = prema::make_mobile<weighed>();
+        co_return;
+    });
+    mp = bcast_from_0(mp);
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0) {
+            auto g = co_await prema::acquire(mp);
+            guard_held = true;
+            g->value += 1000;
+            // Messages arrive, on both workers, while the guard is held.
+            for (int r = 0; r < prema::ranks(); ++r)
+                co_await prema::send(r, prema::fn<&send_bumps>, mp, bumps);
+            for (int spins = 0; spins < 100000 && notices.load() < prema::ranks(); ++spins)
+                co_await prema::yield();
+            for (int spins = 0; spins < 200 && loads_while_held.load() == 0; ++spins)
+                co_await prema::yield();
+            guard_held = false;
+        }
+        co_await prema::quiescence();
+        if (prema::rank() == 0)
+            check(co_await prema::call(mp, prema::fn<&weighed_value>) ==
+                      1000 + bumps * prema::ranks(),
+                  "messages were lost");
+        check.done = true;
+    });
+    CHECK(rc == 0);
+    report(check);
+    CHECK(loads_while_held.load() == 0);
 }

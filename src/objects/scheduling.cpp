@@ -46,8 +46,12 @@ void schedule(const record_ptr& rec) {
     auto& lb = current_balancer();
     {
         std::lock_guard lock(rec->mutex);
-        if (rec->started == 0 && rec->object && rec->type->weight)
-            rec->weight = rec->type->weight(rec->object); // nothing can be writing it now
+        // load() is user code on the object: only while nothing else runs there. A claimed
+        // handler counts in `started` from the moment a worker takes it, a guard only in
+        // exclusive_running (so is a handler granted access but not started yet: skipped too,
+        // the weight is read again when it ends).
+        if (rec->started == 0 && !rec->exclusive_running && rec->object && rec->type->weight)
+            rec->weight = rec->type->weight(rec->object);
         while (!rec->ready.empty() && rec->gone_to == -1) {
             auto& head = rec->ready.front();
             access mode = mode_of(head);
