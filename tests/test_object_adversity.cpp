@@ -1,9 +1,11 @@
 // Mobile objects when things go wrong: a migration that cannot pack its object, load() read
-// while someone holds the object. Every TEST_CASE is collective; the runtime's log is captured
-// through an extra spdlog sink so that the tests can check what it says.
+// while someone holds the object, and a job that goes quiet with coroutines still waiting. Every
+// TEST_CASE is collective; the runtime's log is captured through an extra spdlog sink so that the
+// tests can check what it says.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -295,4 +297,79 @@ TEST_CASE("load() is not read while a guard holds the object") {
     CHECK(rc == 0);
     report(check);
     CHECK(loads_while_held.load() == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A job that goes quiet while coroutines still wait names what they wait for (item 4)
+
+namespace {
+struct walker {
+    int visits = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(visits); }
+};
+
+int visits_of(const walker& w) {
+    return w.visits;
+}
+
+std::optional<prema::object_guard<walker>> held;
+std::atomic<int> answered{0};
+
+// Shared handlers, so that both run (and wait) side by side on one object.
+prema::task<> ask_held(const walker&, prema::mobile_ptr<walker> other) {
+    co_await prema::call(other, prema::fn<&visits_of>);
+    answered.fetch_add(1);
+}
+
+prema::task<> grab_held(const walker&, prema::mobile_ptr<walker> other) {
+    auto g = co_await prema::acquire(other, prema::exclusive);
+    ++g->visits;
+    answered.fetch_add(1);
+}
+} // namespace
+
+TEST_CASE("a quiescent job with handlers still waiting names what each awaits") {
+    captured();
+    prema::runtime rt(MPI_COMM_WORLD);
+    prema::mobile_ptr<walker> blocked;
+    rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0)
+            blocked = prema::make_mobile<walker>();
+        co_return;
+    });
+    blocked = bcast_from_0(blocked);
+    const int me = prema::rank();
+    prema::mobile_ptr<walker> mine;
+    // Rank 0 holds `blocked` beyond the phase; every rank's object asks for it, rank 0's
+    // also acquires it: the phase ends quiescent with those handlers suspended.
+    int rc = rt.run([&]() -> prema::task<> {
+        mine = prema::make_mobile<walker>();
+        if (me == 0)
+            held.emplace(co_await prema::acquire(blocked));
+        co_await prema::quiescence();
+        co_await prema::send(mine, prema::fn<&ask_held>, blocked);
+        if (me == 0)
+            co_await prema::send(mine, prema::fn<&grab_held>, blocked);
+    });
+    auto log = captured().take();
+    CHECK(rc == 1);
+    auto object = fmt::format("object <{}:{}>", blocked.creator(), blocked.id().serial);
+    auto waiter = fmt::format("object <{}:{}>", mine.creator(), mine.id().serial);
+    bool names_call = contains(log, "ask_held") && contains(log, waiter) &&
+                      contains(log, "visits_of") && contains(log, object) &&
+                      contains(log, "rank 0");
+    CHECK_MESSAGE(names_call, log);
+    if (me == 0) {
+        bool names_acquire = contains(log, "grab_held") && contains(log, "acquire");
+        CHECK_MESSAGE(names_acquire, log);
+    }
+    // Released, the waiting handlers run to their end.
+    rc = rt.run([&]() -> prema::task<> {
+        if (me == 0)
+            held.reset();
+        co_return;
+    });
+    CHECK(rc == 0);
+    CHECK(answered.load() == (me == 0 ? 2 : 1));
+    CHECK(captured().take() == "");
 }

@@ -141,7 +141,20 @@ void finish(const record_ptr& rec, access mode, bool handler, double load = 0) {
     schedule(rec);
 }
 
+// Makes the access the awaiting coroutine holds known to the tasks it awaits (access_context).
+struct hold {
+    const held_access& held;
+    bool await_ready() const noexcept { return false; }
+    template <class P> bool await_suspend(std::coroutine_handle<P> h) const noexcept {
+        h.promise().holder = &held;
+        return false;
+    }
+    void await_resume() const noexcept {}
+};
+
 detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
+    held_access held{rec->id, mode, e.header.handler};
+    co_await hold{held};
     auto* h = find_object_handler(e.header.handler);
     if (!h) {
         fail(e,

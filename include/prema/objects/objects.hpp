@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -92,15 +93,43 @@ template <class T> constexpr void check_mobile() {
                                 "cereal save/load functions) so that it can migrate");
 }
 
-template <class R, class Write>
-call_awaiter<R> object_call_awaiter(object_id id, object_op op, std::uint64_t handler,
-                                    Write&& write) {
-    return {object_message_id(), [&](byte_writer& w) {
-                begin_object_message(w);
-                write(w);
-                return finish_object_message(id, op, handler, w);
-            }};
-}
+// What an object request asks for: the object, the operation, the handler (op user), the
+// access it needs and, for a migration, the destination rank.
+struct object_target {
+    object_id object;
+    object_op op;
+    std::uint64_t handler;
+    access mode;
+    int to = -1;
+};
+
+// What the request `t` names, for the report of a job that goes quiet while it waits.
+std::string describe_object_request(const object_target& t, int dest);
+
+// A request to an object (call, migrate, destroy, acquire), awaited like a call, that can name
+// itself in the report of a job that goes quiet while it waits.
+template <class R> class object_request : public call_awaiter<R> {
+  public:
+    template <class Write>
+    object_request(object_target t, Write&& write)
+        : call_awaiter<R>(object_message_id(),
+                          [&](byte_writer& w) {
+                              begin_object_message(w);
+                              write(w);
+                              return finish_object_message(t.object, t.op, t.handler, w);
+                          }),
+          target_(t) {
+        this->describe = &describe_self;
+    }
+
+  private:
+    static std::string describe_self(const pending_call& p) {
+        auto& self = static_cast<const object_request&>(p);
+        return describe_object_request(self.target_, p.dest);
+    }
+
+    object_target target_;
+};
 
 } // namespace detail
 
@@ -136,30 +165,32 @@ template <class T, class H, class... A>
 
 // As send, and returns the handler's result (or rethrows its exception).
 template <class T, class H, class... A>
-[[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(mobile_ptr<T> mp, H, A&&... args) {
+[[nodiscard]] detail::object_request<detail::call_result<H>> call(mobile_ptr<T> mp, H,
+                                                                  A&&... args) {
     detail::check_handler<H>();
     static_assert(std::is_same_v<typename detail::object_traits<H>::object, T>,
                   "prema: the handler's first parameter must be the pointed-to object type");
-    return detail::object_call_awaiter<detail::call_result<H>>(
-        mp.id(), detail::object_op::user, detail::object_handler_id<H>::value,
-        [&](detail::byte_writer& w) { detail::write_object_args<H>(w, std::forward<A>(args)...); });
+    return {
+        {mp.id(), detail::object_op::user, detail::object_handler_id<H>::value,
+         detail::object_traits<H>::mode},
+        [&](detail::byte_writer& w) { detail::write_object_args<H>(w, std::forward<A>(args)...); }};
 }
 
 // Moves the object to `rank` once the handlers sent before this call have run; its pending
 // handlers go with it. Resumes when it is installed there.
 template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
     detail::check_rank(rank);
-    co_await detail::object_call_awaiter<void>(mp.id(), detail::object_op::migrate, 0,
-                                               [&](detail::byte_writer& w) {
-                                                   std::int32_t r = rank;
-                                                   w.write(&r, sizeof r);
-                                               });
+    co_await detail::object_request<void>({mp.id(), detail::object_op::migrate, 0, exclusive, rank},
+                                          [&](detail::byte_writer& w) {
+                                              std::int32_t r = rank;
+                                              w.write(&r, sizeof r);
+                                          });
 }
 
 // Destroys the object after the handlers sent before this call have run.
 template <class T> task<> destroy(mobile_ptr<T> mp) {
-    co_await detail::object_call_awaiter<void>(mp.id(), detail::object_op::destroy, 0,
-                                               [](detail::byte_writer&) {});
+    co_await detail::object_request<void>({mp.id(), detail::object_op::destroy, 0, exclusive},
+                                          [](detail::byte_writer&) {});
 }
 
 // Access to an object held by local code; released when the guard dies.
@@ -190,8 +221,8 @@ template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode =
     // The reply names the object's local record; the object sits right after it (see
     // src/objects/object_record.hpp).
     std::pair<std::uint64_t, std::uint64_t> at =
-        co_await detail::object_call_awaiter<std::pair<std::uint64_t, std::uint64_t>>(
-            mp.id(), detail::object_op::acquire, 0,
+        co_await detail::object_request<std::pair<std::uint64_t, std::uint64_t>>(
+            {mp.id(), detail::object_op::acquire, 0, mode},
             [&](detail::byte_writer& w) { w.write(&mode, sizeof mode); });
     co_return object_guard<T>(reinterpret_cast<T*>(at.second), at.first, mode);
 }
