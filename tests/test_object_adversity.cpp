@@ -1,7 +1,7 @@
 // Mobile objects when things go wrong: a migration that cannot pack its object, load() read
-// while someone holds the object, and a job that goes quiet with coroutines still waiting. Every
-// TEST_CASE is collective; the runtime's log is captured through an extra spdlog sink so that the
-// tests can check what it says.
+// while someone holds the object, a handler that awaits its own object, and a job that goes
+// quiet with coroutines still waiting. Every TEST_CASE is collective; the runtime's log is
+// captured through an extra spdlog sink so that the tests can check what it says.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -300,7 +300,7 @@ TEST_CASE("load() is not read while a guard holds the object") {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A job that goes quiet while coroutines still wait names what they wait for (item 4)
+// A handler that awaits its own object (item 4)
 
 namespace {
 struct walker {
@@ -308,10 +308,126 @@ struct walker {
     template <class Ar> void serialize(Ar& ar) { ar(visits); }
 };
 
+prema::task<int> move_self(walker& w, prema::mobile_ptr<walker> self, int to) {
+    ++w.visits;
+    co_await prema::migrate(self, to); // takes effect once this handler has ended
+    ++w.visits;
+    co_return prema::rank();
+}
+
+prema::task<> end_self(walker& w, prema::mobile_ptr<walker> self) {
+    co_await prema::destroy(self); // as well: once this handler has ended
+    ++w.visits;
+}
+
+int rank_of(const walker&) {
+    return prema::rank();
+}
+
 int visits_of(const walker& w) {
     return w.visits;
 }
 
+// A task the handler awaits: it runs with the handler's access, so it is refused the same way.
+prema::task<int> count_visits(prema::mobile_ptr<walker> self) {
+    co_return co_await prema::call(self, prema::fn<&visits_of>);
+}
+
+prema::task<std::string> call_self(walker&, prema::mobile_ptr<walker> self) {
+    try {
+        co_await count_visits(self);
+    } catch (const prema::usage_error& e) {
+        co_return e.what();
+    }
+    co_return "no exception";
+}
+
+prema::task<std::string> acquire_self(walker&, prema::mobile_ptr<walker> self) {
+    try {
+        auto g = co_await prema::acquire(self, prema::shared);
+    } catch (const prema::usage_error& e) {
+        co_return e.what();
+    }
+    co_return "no exception";
+}
+
+prema::task<std::string> acquire_self_exclusively(const walker&, prema::mobile_ptr<walker> self) {
+    try {
+        auto g = co_await prema::acquire(self, prema::exclusive);
+    } catch (const prema::usage_error& e) {
+        co_return e.what();
+    }
+    co_return "no exception";
+}
+
+// Shared access asked from a shared handler is granted beside it.
+prema::task<int> read_self(const walker&, prema::mobile_ptr<walker> self) {
+    auto g = co_await prema::acquire(self, prema::shared);
+    co_return co_await prema::call(self, prema::fn<&visits_of>) + g->visits;
+}
+} // namespace
+
+TEST_CASE("a handler that migrates its own object moves it once the handler has ended") {
+    captured();
+    prema::runtime rt(MPI_COMM_WORLD);
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        const int me = prema::rank(), next = (me + 1) % prema::ranks();
+        auto mp = co_await prema::create<walker>(me);
+        int ran_on = co_await prema::call(mp, prema::fn<&move_self>, mp, next);
+        check(ran_on == me, "the handler did not finish where it started");
+        check(co_await prema::call(mp, prema::fn<&rank_of>) == next, "the object did not move");
+        check(co_await prema::call(mp, prema::fn<&visits_of>) == 2, "the handler did not end");
+        // Requested by a send: the object moves all the same.
+        co_await prema::send(mp, prema::fn<&move_self>, mp, me);
+        check(co_await prema::call(mp, prema::fn<&rank_of>) == me, "the object did not come back");
+        co_await prema::call(mp, prema::fn<&end_self>, mp);
+        std::string w;
+        OUTCOME(w, prema::call(mp, prema::fn<&visits_of>));
+        check(contains(w, "destroyed"), "after the handler that destroyed it: " + w);
+        check.done = true;
+    });
+    CHECK(rc == 0);
+    report(check);
+    CHECK(captured().take() == "");
+}
+
+TEST_CASE("a handler that calls or acquires the object it holds gets usage_error") {
+    captured();
+    prema::config cfg;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        auto mp = co_await prema::create<walker>((prema::rank() + 1) % prema::ranks());
+        std::string w = co_await prema::call(mp, prema::fn<&call_self>, mp);
+        auto object = fmt::format("object <{}:{}>", mp.creator(), mp.id().serial);
+        check(contains(w, object) && contains(w, "call_self") && contains(w, "exclusive"),
+              "call from an exclusive handler: " + w);
+        w = co_await prema::call(mp, prema::fn<&acquire_self>, mp);
+        check(contains(w, object) && contains(w, "acquire_self"), "acquire: " + w);
+        w = co_await prema::call(mp, prema::fn<&acquire_self_exclusively>, mp);
+        check(contains(w, object) && contains(w, "acquire_self_exclusively"),
+              "exclusive acquire from a shared handler: " + w);
+        check(co_await prema::call(mp, prema::fn<&read_self>, mp) == 0,
+              "shared access from a shared handler");
+        // The refused requests left no gap in this rank's sequence to the object.
+        co_await prema::send(mp, prema::fn<&move_self>, mp, prema::rank());
+        check(co_await prema::call(mp, prema::fn<&visits_of>) == 2,
+              "a message after the refused requests did not run");
+        check(co_await prema::call(mp, prema::fn<&rank_of>) == prema::rank(),
+              "the object did not move to this rank");
+        check.done = true;
+    });
+    CHECK(rc == 0);
+    report(check);
+    CHECK(captured().take() == "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A job that goes quiet while coroutines still wait names what they wait for (item 4)
+
+namespace {
 std::optional<prema::object_guard<walker>> held;
 std::atomic<int> answered{0};
 

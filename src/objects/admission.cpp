@@ -35,13 +35,17 @@ void accept(const record_ptr& rec, object_entry e) {
             rec->early.emplace(std::pair(origin, e.header.seq), std::move(e));
             return;
         }
-        rec->ready.push_back(std::move(e));
-        ++expected;
+        // A cancelled request only held its place in the order.
+        auto admit = [&](object_entry&& in_order) {
+            if (in_order.header.op != object_op::cancelled)
+                rec->ready.push_back(std::move(in_order));
+            ++expected;
+        };
+        admit(std::move(e));
         for (auto it = rec->early.find({origin, expected}); it != rec->early.end();
              it = rec->early.find({origin, expected})) {
-            rec->ready.push_back(std::move(it->second));
+            admit(std::move(it->second));
             rec->early.erase(it);
-            ++expected;
         }
     }
     schedule(rec);

@@ -14,6 +14,8 @@ namespace prema::detail {
 namespace objects {
 
 void fail(const object_entry& e, const std::string& why) {
+    if (e.header.op == object_op::cancelled) // its caller has had its error already
+        return;
     if (e.token)
         reply_error(e.header.origin, e.token, "the object layer",
                     std::make_exception_ptr(usage_error(why)));

@@ -99,6 +99,8 @@ void schedule(const record_ptr& rec) {
                 break;
             case object_op::user:
                 break;
+            case object_op::cancelled: // dropped on admission, never queued
+                continue;
             }
             if (mode == access::exclusive)
                 rec->exclusive_running = true;

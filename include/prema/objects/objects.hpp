@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,7 +31,9 @@
 namespace prema {
 namespace detail {
 
-enum class object_op : std::uint16_t { user, migrate, destroy, acquire };
+// cancelled: a request refused at its call (see object_request); it keeps its sender's
+// sequence number and is dropped on admission.
+enum class object_op : std::uint16_t { user, migrate, destroy, acquire, cancelled };
 
 // In front of every object message's arguments.
 struct object_header {
@@ -106,8 +109,21 @@ struct object_target {
 // What the request `t` names, for the report of a job that goes quiet while it waits.
 std::string describe_object_request(const object_target& t, int dest);
 
-// A request to an object (call, migrate, destroy, acquire), awaited like a call, that can name
-// itself in the report of a job that goes quiet while it waits.
+// Puts migrate or destroy `t`, asked by the handler that holds `held`, at the head of the
+// object's queue: it takes effect as soon as that handler has ended.
+void run_after_handler(const held_access& held, const object_target& t);
+
+// Throws the usage_error of a request that a handler holding `held` makes to its own object
+// and that could never complete.
+[[noreturn]] void refuse_own_object_request(const held_access& held, const object_target& t);
+
+// A request to an object (call, migrate, destroy, acquire), awaited like a call. A handler's
+// request to the object it holds cannot wait for its reply like others, since the object
+// serves it only after the handler ends: migrate and destroy take effect once the handler has
+// ended and the handler goes on at once; calls and acquires that need access the handler's
+// own excludes throw usage_error; shared access asked from a shared handler is granted beside
+// it. Either way the request's message still goes, as a no-op when it is not awaited, because
+// later requests from this rank are numbered after it.
 template <class R> class object_request : public call_awaiter<R> {
   public:
     template <class Write>
@@ -122,7 +138,32 @@ template <class R> class object_request : public call_awaiter<R> {
         this->describe = &describe_self;
     }
 
+    // false: not suspended (a migrate or destroy from the object's own handler).
+    template <class P> bool await_suspend(std::coroutine_handle<P> h) {
+        if constexpr (std::is_base_of_v<access_context, P>) {
+            if (auto* held = h.promise().holder; held && held->object == target_.object) {
+                if (target_.op == object_op::migrate || target_.op == object_op::destroy) {
+                    cancel();
+                    run_after_handler(*held, target_);
+                    return false;
+                }
+                if (held->mode == access::exclusive || target_.mode == access::exclusive) {
+                    cancel();
+                    refuse_own_object_request(*held, target_);
+                }
+            }
+        }
+        call_awaiter<R>::await_suspend(h);
+        return true;
+    }
+
   private:
+    void cancel() {
+        object_op cancelled = object_op::cancelled;
+        this->request().patch(offsetof(object_header, op), &cancelled, sizeof cancelled);
+        this->send_unawaited();
+    }
+
     static std::string describe_self(const pending_call& p) {
         auto& self = static_cast<const object_request&>(p);
         return describe_object_request(self.target_, p.dest);
@@ -177,7 +218,8 @@ template <class T, class H, class... A>
 }
 
 // Moves the object to `rank` once the handlers sent before this call have run; its pending
-// handlers go with it. Resumes when it is installed there.
+// handlers go with it. Resumes when it is installed there; from a handler of the object
+// itself, at once (the object moves once that handler has ended).
 template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
     detail::check_rank(rank);
     co_await detail::object_request<void>({mp.id(), detail::object_op::migrate, 0, exclusive, rank},
@@ -187,7 +229,8 @@ template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
                                           });
 }
 
-// Destroys the object after the handlers sent before this call have run.
+// Destroys the object after the handlers sent before this call have run (from a handler of the
+// object itself: once that handler has ended; it resumes at once).
 template <class T> task<> destroy(mobile_ptr<T> mp) {
     co_await detail::object_request<void>({mp.id(), detail::object_op::destroy, 0, exclusive},
                                           [](detail::byte_writer&) {});
@@ -217,6 +260,7 @@ template <class T> class object_guard {
 
 // Brings the object to this rank (after the handlers sent before) and holds `mode` access
 // until the guard dies. Holding exclusive access to several objects: acquire in a fixed order.
+// From a handler of the object itself: usage_error unless both are shared.
 template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode = exclusive) {
     // The reply names the object's local record; the object sits right after it (see
     // src/objects/object_record.hpp).

@@ -86,6 +86,13 @@ template <class R> class call_awaiter : protected pending_call {
             return std::move(*value_);
     }
 
+  protected:
+    // The request as written, before it is sent.
+    byte_writer& request() noexcept { return writer_; }
+
+    // Sends the request without a token: it runs, and nobody waits for its reply.
+    void send_unawaited() { post(std::exchange(msg_, nullptr), dest, handler, 0, writer_); }
+
   private:
     static void on_reply(pending_call* p, int source, byte_reader& r) {
         auto* self = static_cast<call_awaiter*>(p);
