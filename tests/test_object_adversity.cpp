@@ -142,6 +142,22 @@ TEST_CASE("a migration that cannot pack its object leaves it in place, usable") 
         check(contains(w, "fragile refuses to be packed"), "acquire: " + w);
         co_await prema::quiescence();
 
+        // Queued behind a guard, the migration runs when the guard dies (release_access,
+        // noexcept): its caller gets the error there too.
+        std::string behind_guard = "never ran";
+        {
+            auto g = co_await prema::acquire(mp);
+            prema::spawn(
+                [](prema::mobile_ptr<fragile> o, int to, std::string& out) -> prema::task<> {
+                    OUTCOME(out, prema::migrate(o, to));
+                }(mp, next, behind_guard));
+            co_await prema::quiescence(); // the request waits behind the guard
+        }
+        co_await prema::quiescence();
+        check(contains(behind_guard, "fragile refuses to be packed"),
+              "migrate behind a guard: " + behind_guard);
+        check(co_await prema::call(mp, prema::fn<&value_of>) == 10, "value after the guard");
+
         refuse_packing = false;
         co_await prema::migrate(mp, next);
         check(co_await prema::call(mp, prema::fn<&value_of>) == 10, "value after the migration");
