@@ -14,7 +14,7 @@ namespace prema::detail {
 namespace objects {
 
 void fail(const object_entry& e, const std::string& why) {
-    if (e.header.op == object_op::cancelled) // its caller has had its error already
+    if (e.header.op == object_op::cancelled) // nobody waits for it
         return;
     if (e.token)
         reply_error(e.header.origin, e.token, "the object layer",

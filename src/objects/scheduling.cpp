@@ -46,10 +46,10 @@ void schedule(const record_ptr& rec) {
     auto& lb = current_balancer();
     {
         std::lock_guard lock(rec->mutex);
-        // load() is user code on the object: only while nothing else runs there. A claimed
-        // handler counts in `started` from the moment a worker takes it, a guard only in
-        // exclusive_running (so is a handler granted access but not started yet: skipped too,
-        // the weight is read again when it ends).
+        // load() is user code on the object, so it runs only while no other can: no handler
+        // has started (a claimed one counts in `started` from the moment a worker takes it)
+        // and no exclusive access is granted (a guard counts only there; a handler granted it
+        // but not started yet is skipped too, and the weight is read again when it ends).
         if (rec->started == 0 && !rec->exclusive_running && rec->object && rec->type->weight)
             rec->weight = rec->type->weight(rec->object);
         while (!rec->ready.empty() && rec->gone_to == -1) {
