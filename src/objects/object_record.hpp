@@ -41,6 +41,7 @@ struct object_record : std::enable_shared_from_this<object_record> {
     std::vector<struct pending_handler*> handed; // in order; withdrawn if the object moves
     double weight = 1;                           // load of one pending handler (T::load(), else 1)
     int gone_to = -1; // >= 0: shipped to that rank; -2: destroyed. Late entries are rerouted.
+    bool refused_balancing = false; // a balancing move failed to pack it (and said so)
 };
 
 using record_ptr = std::shared_ptr<object_record>;

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
+#include "objects/requests.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
@@ -63,6 +65,31 @@ detached run_entry(runtime_state& st) {
     st.entries.fetch_sub(1, std::memory_order_release);
 }
 
+// At quiescence no message is in flight and nothing runs, so a call still waiting for its
+// reply waits for ever: name each (caller, handler, object, rank) so that the cycle shows.
+void report_unanswered_calls(runtime_state& st) {
+    constexpr std::size_t listed = 20;
+    std::vector<std::string> lines;
+    std::size_t waiting = 0;
+    {
+        std::lock_guard lock(st.calls_mutex);
+        waiting = st.calls.size();
+        for (auto& [token, call] : st.calls) {
+            if (lines.size() == listed)
+                break;
+            lines.push_back(describe_awaited_call(*call));
+        }
+    }
+    if (waiting == 0)
+        return;
+    std::sort(lines.begin(), lines.end());
+    report_error(fmt::format("the whole job is quiescent, but {} call(s) made on this rank still "
+                             "await a reply that nothing can send now:\n  {}{}",
+                             waiting, fmt::join(lines, "\n  "),
+                             waiting > listed ? fmt::format("\n  and {} more", waiting - listed)
+                                              : std::string()));
+}
+
 void on_decision(runtime_state& st, wave_result r) {
     switch (r) {
     case wave_result::none:
@@ -84,6 +111,7 @@ void on_decision(runtime_state& st, wave_result r) {
                          "nothing can resume it (does it await a reply nobody sends?)");
         [[fallthrough]];
     case wave_result::finished:
+        report_unanswered_calls(st);
         st.phase_over.store(true, std::memory_order_release);
         st.workers->request_stop();
         return;

@@ -20,7 +20,7 @@ void report_detached_error(std::string_view what, std::exception_ptr e) noexcept
 
 // A fire-and-forget coroutine frame; frees itself at completion.
 struct detached {
-    struct promise_type : pooled_frame {
+    struct promise_type : pooled_frame, access_context {
         detached get_return_object() noexcept {
             return {std::coroutine_handle<promise_type>::from_promise(*this)};
         }

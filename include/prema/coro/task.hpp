@@ -8,6 +8,7 @@
 
 #include <coroutine>
 #include <exception>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -19,7 +20,16 @@ template <class T = void> class task;
 
 namespace detail {
 
-struct task_promise_base : pooled_frame {
+struct held_access; // prema/objects/object_handler.hpp
+
+// The object access a coroutine runs under: an object handler's, handed down to every task it
+// awaits (not to spawned ones, which do not hold it), so that a request from inside the handler
+// can tell that it targets the object the handler holds and would wait for itself.
+struct access_context {
+    const held_access* holder = nullptr;
+};
+
+struct task_promise_base : pooled_frame, access_context {
     std::coroutine_handle<> continuation = std::noop_coroutine();
 
     struct final_awaiter {
@@ -96,8 +106,11 @@ template <class T> class [[nodiscard]] task {
     struct awaiter {
         std::coroutine_handle<promise_type> h;
         bool await_ready() const noexcept { return !h || h.done(); }
-        std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+        template <class P>
+        std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiting) noexcept {
             h.promise().continuation = awaiting;
+            if constexpr (std::is_base_of_v<detail::access_context, P>)
+                h.promise().holder = awaiting.promise().holder;
             return h;
         }
         T await_resume() { return h.promise().take(); }

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "prema/coro/task.hpp"
+#include "prema/objects/mobile_ptr.hpp"
 #include "prema/transport/handler.hpp"
 
 namespace prema {
@@ -20,6 +21,14 @@ inline constexpr access shared = access::shared;
 inline constexpr access exclusive = access::exclusive;
 
 namespace detail {
+
+// What a running object handler holds: the object, its access, and the handler's id (an object
+// handler id) to name it by. Lives in the handler's frame while it runs (see access_context).
+struct held_access {
+    object_id object;
+    access mode;
+    std::uint64_t handler;
+};
 
 // A queued object message as its handler sees it; `payload` lives until the task finishes.
 struct object_call {

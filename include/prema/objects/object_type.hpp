@@ -6,7 +6,8 @@
 // mangled name, registered before main() like handlers.
 //
 // Load: if T has `double load() const`, each pending handler of a T weighs that much for load
-// balancing (read only while no exclusive handler runs on the object); otherwise 1.
+// balancing (read only while no handler runs on the object and no guard holds it exclusively, so
+// it never races with a writer); otherwise 1.
 #pragma once
 
 #include <cstdint>

@@ -13,8 +13,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -29,7 +31,9 @@
 namespace prema {
 namespace detail {
 
-enum class object_op : std::uint16_t { user, migrate, destroy, acquire };
+// cancelled: a request refused at its call (see object_request); it keeps its sender's
+// sequence number and is dropped on admission.
+enum class object_op : std::uint16_t { user, migrate, destroy, acquire, cancelled };
 
 // In front of every object message's arguments.
 struct object_header {
@@ -89,15 +93,81 @@ template <class T> constexpr void check_mobile() {
                                 "cereal save/load functions) so that it can migrate");
 }
 
-template <class R, class Write>
-call_awaiter<R> object_call_awaiter(object_id id, object_op op, std::uint64_t handler,
-                                    Write&& write) {
-    return {object_message_id(), [&](byte_writer& w) {
-                begin_object_message(w);
-                write(w);
-                return finish_object_message(id, op, handler, w);
-            }};
-}
+// What an object request asks for: the object, the operation, the handler (op user), the
+// access it needs and, for a migration, the destination rank.
+struct object_target {
+    object_id object;
+    object_op op;
+    std::uint64_t handler;
+    access mode;
+    int to = -1;
+};
+
+// What the request `t` names, for the report of a job that goes quiet while it waits.
+std::string describe_object_request(const object_target& t, int dest);
+
+// Puts migrate or destroy `t`, asked by the handler that holds `held`, at the head of the
+// object's queue: it takes effect as soon as that handler has ended.
+void run_after_handler(const held_access& held, const object_target& t);
+
+// Throws the usage_error of a request that a handler holding `held` makes to its own object
+// and that could never complete.
+[[noreturn]] void refuse_own_object_request(const held_access& held, const object_target& t);
+
+// A request to an object (call, migrate, destroy, acquire), awaited like a call. A handler's
+// request to the object it holds cannot wait for its reply like others, since the object
+// serves it only after the handler ends: migrate and destroy take effect once the handler has
+// ended and the handler goes on at once; calls and acquires that need access the handler's
+// own excludes throw usage_error; shared access asked from a shared handler is granted beside
+// it. Either way the request's message still goes, as a no-op when it is not awaited, because
+// later requests from this rank are numbered after it.
+template <class R> class object_request : public call_awaiter<R> {
+  public:
+    template <class Write>
+    object_request(object_target t, Write&& write)
+        : call_awaiter<R>(object_message_id(),
+                          [&](byte_writer& w) {
+                              begin_object_message(w);
+                              write(w);
+                              return finish_object_message(t.object, t.op, t.handler, w);
+                          }),
+          target_(t) {
+        this->describe = &describe_self;
+    }
+
+    // false: not suspended (a migrate or destroy from the object's own handler).
+    template <class P> bool await_suspend(std::coroutine_handle<P> h) {
+        if constexpr (std::is_base_of_v<access_context, P>) {
+            if (auto* held = h.promise().holder; held && held->object == target_.object) {
+                if (target_.op == object_op::migrate || target_.op == object_op::destroy) {
+                    cancel();
+                    run_after_handler(*held, target_);
+                    return false;
+                }
+                if (held->mode == access::exclusive || target_.mode == access::exclusive) {
+                    cancel();
+                    refuse_own_object_request(*held, target_);
+                }
+            }
+        }
+        call_awaiter<R>::await_suspend(h);
+        return true;
+    }
+
+  private:
+    void cancel() {
+        object_op cancelled = object_op::cancelled;
+        this->request().patch(offsetof(object_header, op), &cancelled, sizeof cancelled);
+        this->send_unawaited();
+    }
+
+    static std::string describe_self(const pending_call& p) {
+        auto& self = static_cast<const object_request&>(p);
+        return describe_object_request(self.target_, p.dest);
+    }
+
+    object_target target_;
+};
 
 } // namespace detail
 
@@ -133,30 +203,34 @@ template <class T, class H, class... A>
 
 // As send, and returns the handler's result (or rethrows its exception).
 template <class T, class H, class... A>
-[[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(mobile_ptr<T> mp, H, A&&... args) {
+[[nodiscard]] detail::object_request<detail::call_result<H>> call(mobile_ptr<T> mp, H,
+                                                                  A&&... args) {
     detail::check_handler<H>();
     static_assert(std::is_same_v<typename detail::object_traits<H>::object, T>,
                   "prema: the handler's first parameter must be the pointed-to object type");
-    return detail::object_call_awaiter<detail::call_result<H>>(
-        mp.id(), detail::object_op::user, detail::object_handler_id<H>::value,
-        [&](detail::byte_writer& w) { detail::write_object_args<H>(w, std::forward<A>(args)...); });
+    return {
+        {mp.id(), detail::object_op::user, detail::object_handler_id<H>::value,
+         detail::object_traits<H>::mode},
+        [&](detail::byte_writer& w) { detail::write_object_args<H>(w, std::forward<A>(args)...); }};
 }
 
 // Moves the object to `rank` once the handlers sent before this call have run; its pending
-// handlers go with it. Resumes when it is installed there.
+// handlers go with it. Resumes when it is installed there; from a handler of the object
+// itself, at once (the object moves once that handler has ended).
 template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
     detail::check_rank(rank);
-    co_await detail::object_call_awaiter<void>(mp.id(), detail::object_op::migrate, 0,
-                                               [&](detail::byte_writer& w) {
-                                                   std::int32_t r = rank;
-                                                   w.write(&r, sizeof r);
-                                               });
+    co_await detail::object_request<void>({mp.id(), detail::object_op::migrate, 0, exclusive, rank},
+                                          [&](detail::byte_writer& w) {
+                                              std::int32_t r = rank;
+                                              w.write(&r, sizeof r);
+                                          });
 }
 
-// Destroys the object after the handlers sent before this call have run.
+// Destroys the object after the handlers sent before this call have run (from a handler of the
+// object itself: once that handler has ended; it resumes at once).
 template <class T> task<> destroy(mobile_ptr<T> mp) {
-    co_await detail::object_call_awaiter<void>(mp.id(), detail::object_op::destroy, 0,
-                                               [](detail::byte_writer&) {});
+    co_await detail::object_request<void>({mp.id(), detail::object_op::destroy, 0, exclusive},
+                                          [](detail::byte_writer&) {});
 }
 
 // Access to an object held by local code; released when the guard dies.
@@ -183,12 +257,13 @@ template <class T> class object_guard {
 
 // Brings the object to this rank (after the handlers sent before) and holds `mode` access
 // until the guard dies. Holding exclusive access to several objects: acquire in a fixed order.
+// From a handler of the object itself: usage_error unless both are shared.
 template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode = exclusive) {
     // The reply names the object's local record; the object sits right after it (see
     // src/objects/object_record.hpp).
     std::pair<std::uint64_t, std::uint64_t> at =
-        co_await detail::object_call_awaiter<std::pair<std::uint64_t, std::uint64_t>>(
-            mp.id(), detail::object_op::acquire, 0,
+        co_await detail::object_request<std::pair<std::uint64_t, std::uint64_t>>(
+            {mp.id(), detail::object_op::acquire, 0, mode},
             [&](detail::byte_writer& w) { w.write(&mode, sizeof mode); });
     co_return object_guard<T>(reinterpret_cast<T*>(at.second), at.first, mode);
 }

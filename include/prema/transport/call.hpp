@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -15,10 +16,16 @@
 namespace prema {
 namespace detail {
 
-// A call waiting for its reply; the reply handler finds it by token.
+// A call waiting for its reply; the reply handler finds it by token. The rest says what it
+// awaits, for the report of a job that goes quiet while it still waits.
 struct pending_call {
     std::coroutine_handle<> waiter;
     void (*complete)(pending_call* self, int source, byte_reader& reply) = nullptr;
+    std::uint64_t handler = 0;           // of the request
+    int dest = -1;                       // where the request went
+    const held_access* caller = nullptr; // the object handler that waits, if one does
+    // Names the request when its handler id cannot (object requests); null: a rank's handler.
+    std::string (*describe)(const pending_call& self) = nullptr;
 };
 
 std::uint64_t add_pending_call(pending_call* call);
@@ -40,16 +47,16 @@ void read_reply(int source, byte_reader& r, std::exception_ptr& error, Value& va
 
 // The request is serialized when the awaiter is made. A call that is never awaited is still
 // delivered (as a send, its result dropped), so that object sequence numbers have no gaps.
-template <class R> class call_awaiter : pending_call {
+template <class R> class call_awaiter : protected pending_call {
   public:
     // `write(w)` fills the payload and returns the destination rank.
     template <class Write>
-    call_awaiter(std::uint64_t handler, Write&& write)
-        : handler_(handler), msg_(acquire_message()),
-          writer_(msg_->inline_data(), eager_capacity()) {
+    call_awaiter(std::uint64_t id, Write&& write)
+        : msg_(acquire_message()), writer_(msg_->inline_data(), eager_capacity()) {
+        handler = id;
         try {
-            dest_ = write(writer_);
-            check_payload(handler_, writer_);
+            dest = write(writer_);
+            check_payload(handler, writer_);
         } catch (...) {
             release_message(msg_);
             throw;
@@ -59,15 +66,17 @@ template <class R> class call_awaiter : pending_call {
     call_awaiter(call_awaiter&& o) noexcept = delete;
     ~call_awaiter() {
         if (msg_)
-            post(msg_, dest_, handler_, 0, writer_);
+            post(msg_, dest, handler, 0, writer_);
     }
 
     bool await_ready() const noexcept { return false; }
 
     // Nothing may touch *this once post() returns: the reply can resume the caller at once.
-    void await_suspend(std::coroutine_handle<> h) {
+    template <class P> void await_suspend(std::coroutine_handle<P> h) {
         waiter = h;
-        post(std::exchange(msg_, nullptr), dest_, handler_, add_pending_call(this), writer_);
+        if constexpr (std::is_base_of_v<access_context, P>)
+            caller = h.promise().holder;
+        post(std::exchange(msg_, nullptr), dest, handler, add_pending_call(this), writer_);
     }
 
     R await_resume() {
@@ -76,6 +85,13 @@ template <class R> class call_awaiter : pending_call {
         if constexpr (!std::is_void_v<R>)
             return std::move(*value_);
     }
+
+  protected:
+    // The request as written, before it is sent.
+    byte_writer& request() noexcept { return writer_; }
+
+    // Sends the request without a token: it runs, and nobody waits for its reply.
+    void send_unawaited() { post(std::exchange(msg_, nullptr), dest, handler, 0, writer_); }
 
   private:
     static void on_reply(pending_call* p, int source, byte_reader& r) {
@@ -88,8 +104,6 @@ template <class R> class call_awaiter : pending_call {
     }
 
     struct empty {};
-    int dest_ = -1;
-    std::uint64_t handler_;
     message* msg_;
     byte_writer writer_;
     std::exception_ptr error_;

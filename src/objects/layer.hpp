@@ -1,0 +1,84 @@
+// The Mobile Object Layer's state on this rank and the steps its files hand each other:
+// routing (routing.cpp) sends a message where the object is believed to live, admission
+// (admission.cpp) puts it in order on the object's record, scheduling (scheduling.cpp) starts
+// what access allows, migration (migration.cpp) ships a record to another rank, and layer.cpp
+// creates, destroys and frees objects.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lb/balancer.hpp"
+#include "objects/directory.hpp"
+#include "objects/object_record.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace prema::detail::objects {
+
+struct layer_state {
+    directory dir;
+    std::atomic<std::uint64_t> next_serial{0};
+    std::atomic<std::uint64_t> forwards{0};
+    // Messages that know of a newer move than this rank does: they wait here until an install
+    // or a directory update brings this rank's knowledge up to theirs.
+    std::mutex arrivals_mutex;
+    std::unordered_map<object_id, std::vector<object_entry>> arrivals;
+    runtime_state* hooked = nullptr; // the runtime whose shutdown frees our objects
+};
+
+layer_state& layer();
+
+std::string describe(object_id id);
+
+// Transport handler ids of object messages, installs and directory updates.
+std::uint64_t message_id();
+std::uint64_t install_id();
+std::uint64_t update_id();
+
+// Makes the running runtime free this rank's objects at its shutdown.
+void hook_shutdown();
+
+// routing.cpp
+// A message that cannot reach its object: the caller gets the error, a send is reported here.
+void fail(const object_entry& e, const std::string& why);
+// Sends `e` on from this rank, which knows the object reached `dest` at move `moves`.
+void forward(object_entry e, int dest, std::uint64_t moves);
+// Tells `dest` that `id` lives on `where` since its move `moves`.
+void post_update(int dest, object_id id, int where, std::uint64_t moves);
+// Sends `e` where this rank believes its object is.
+void route(object_entry e);
+// The messages held for `id`, after the directory learnt something new about it.
+std::vector<object_entry> take_arrivals(object_id id);
+
+// admission.cpp: in-order admission of a message to the object living here.
+void accept(const record_ptr& rec, object_entry e);
+
+// scheduling.cpp
+// Moves what may start from the front of `ready` to the load-balancing scheduler; runs the
+// runtime's own entries (migrate, destroy, acquire) in place.
+void schedule(const record_ptr& rec);
+// Pending load of `rec` (locked): its handlers that have not started, each weighing the
+// object's load() as last read.
+lb::object_load pending_load(const object_record& rec);
+
+// migration.cpp
+// The object with everything pending on it, as decode_install reads it: what a migration ships
+// and what a checkpoint saves. Record locked.
+void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
+                 std::int32_t reply_to, std::uint64_t token);
+// Serializes the object with everything pending on it, handed handlers included, and posts it
+// to `dest`. Record locked. Throws, changing nothing, if the object cannot be packed or sent.
+void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token);
+// A move asked by `request` (migrate, or acquire from another rank) that ship() refused with
+// `why`: the caller gets the exception, a request nobody awaits is reported here.
+void refuse_move(const object_entry& request, object_id id, int dest, std::exception_ptr why);
+
+// layer.cpp: destroys the object for `request`, failing what waits for it. Record locked.
+void destroy_object(object_record& rec, const object_entry& request);
+
+} // namespace prema::detail::objects

@@ -1,0 +1,186 @@
+// Migration: a record leaves with its object, its ordering counters and every pending entry,
+// and is installed on the receiving rank, which tells the object's home where it now lives.
+#include <fmt/format.h>
+
+#include "objects/layer.hpp"
+#include "objects/pending_handler.hpp"
+#include "objects/wire_decode.hpp"
+#include "prema/objects/objects.hpp"
+#include "runtime/log.hpp"
+#include "runtime/observe.hpp"
+
+namespace prema::detail {
+
+namespace objects {
+
+namespace {
+
+void write_entry(byte_writer& w, const object_entry& e) {
+    w.write(&e.header, sizeof e.header);
+    w.write(&e.token, sizeof e.token);
+    std::uint64_t n = e.payload.size();
+    w.write(&n, sizeof n);
+    w.write(e.payload.data(), e.payload.size());
+}
+
+} // namespace
+
+void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
+                 std::int32_t reply_to, std::uint64_t token) {
+    w.write(&rec.id, sizeof rec.id);
+    w.write(&rec.type->id, sizeof rec.type->id);
+    w.write(&moves, sizeof moves);
+    w.write(&reply_to, sizeof reply_to);
+    w.write(&token, sizeof token);
+    std::uint32_t n = std::uint32_t(rec.expected.size());
+    w.write(&n, sizeof n);
+    for (auto& [origin, seq] : rec.expected) {
+        w.write(&origin, sizeof origin);
+        w.write(&seq, sizeof seq);
+    }
+    n = std::uint32_t(rec.early.size());
+    w.write(&n, sizeof n);
+    for (auto& [key, e] : rec.early)
+        write_entry(w, e);
+    // Handed handlers come before `ready`: they were its head.
+    n = std::uint32_t(rec.handed.size() + rec.ready.size());
+    w.write(&n, sizeof n);
+    for (auto* h : rec.handed)
+        write_entry(w, h->entry);
+    for (auto& e : rec.ready)
+        write_entry(w, e);
+    rec.type->save(rec.object, w);
+}
+
+void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
+    // Packed in full before anything changes: packing runs the type's serialize, which may
+    // throw, and the install may exceed --prema-max-message-bytes. Either way the object stays.
+    message* m = acquire_message();
+    byte_writer w(m->inline_data(), eager_capacity());
+    try {
+        pack_record(w, rec, rec.moves + 1, reply_to, token);
+        check_payload(install_id(), w);
+    } catch (...) {
+        release_message(m);
+        throw;
+    }
+    // Before the post: once posted, the object may come back here and be counted again.
+    current_balancer().notify({rec.id, 0, 0});
+    {
+        auto& lb = current_balancer();
+        std::lock_guard lock(lb.counters_mutex);
+        ++lb.counters.migrations_out;
+    }
+    if (observing())
+        note_migration(rec.id, rank(), dest, true);
+    post(m, dest, install_id(), 0, w);
+    // Handed handlers travelled with the object: the workers that pop them drop them.
+    for (auto* h : rec.handed)
+        h->status = pending_handler::state::withdrawn;
+    current_balancer().withdrawn(rec.handed.size());
+    rec.handed.clear();
+    rec.exclusive_running = false;
+    rec.shared_running = 0;
+    rec.type->destroy(rec.object);
+    rec.object = nullptr;
+    rec.early.clear();
+    rec.ready.clear();
+    rec.gone_to = dest;
+    layer().dir.set_remote(rec.id, dest, rec.moves + 1);
+}
+
+namespace {
+
+// "type: what()" of `e`.
+std::string explain(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return current_exception_type() + ": " + x.what();
+    } catch (...) {
+        return current_exception_type();
+    }
+}
+
+} // namespace
+
+void refuse_move(const object_entry& request, object_id id, int dest, std::exception_ptr why) {
+    auto what = fmt::format("the migration of {} to rank {}", describe(id), dest);
+    if (request.token)
+        reply_error(request.header.origin, request.token, what, why);
+    else
+        report_error(fmt::format("{} failed, it stays on rank {}: {}", what, rank(), explain(why)));
+}
+
+namespace {
+
+void on_install(const incoming& in) {
+    auto decoded = decode_install(in.payload);
+    record_ptr rec = std::move(decoded.record);
+    std::int32_t reply_to = decoded.reply_to;
+    std::uint64_t token = decoded.token;
+    // A rank that never created an object but receives one by migration must still free it
+    // at shutdown (LeakSanitizer found the installed objects leaked).
+    hook_shutdown();
+    int here = rank();
+    layer().dir.set_local(rec->id, here, rec, rec->moves);
+    // The home keeps the route short (see forward); a home that shipped the object here
+    // already knows.
+    if (int home = home_of(rec->id); home != here && home != in.source)
+        post_update(home, rec->id, here, rec->moves);
+    for (auto& e : take_arrivals(rec->id))
+        accept(rec, std::move(e));
+    if (token)
+        reply_void(reply_to, token);
+    {
+        auto& lb = current_balancer();
+        std::lock_guard lock(lb.counters_mutex);
+        ++lb.counters.migrations_in;
+    }
+    if (observing())
+        note_migration(rec->id, in.source, rank(), false);
+    schedule(rec);
+}
+
+const std::uint64_t install_handler = register_handler("prema::object_install", &on_install);
+
+} // namespace
+
+std::uint64_t install_id() {
+    return install_handler;
+}
+
+} // namespace objects
+
+using namespace objects;
+
+bool migrate_for_balance(object_id id, int dest) {
+    auto loc = layer().dir.find(id);
+    if (!loc.local || dest == rank() || dest < 0 || dest >= ranks())
+        return false;
+    auto& rec = *loc.local;
+    std::lock_guard lock(rec.mutex);
+    if (rec.gone_to != -1 || rec.started > 0 || pending_load(rec).pending == 0)
+        return false;
+    // Access held by something other than the handed handlers is a guard: it pins the object.
+    int exclusive = 0;
+    for (auto* h : rec.handed)
+        exclusive += h->mode == access::exclusive;
+    int shared = int(rec.handed.size()) - exclusive;
+    if ((rec.exclusive_running && exclusive == 0) || rec.shared_running > shared)
+        return false;
+    try {
+        ship(rec, dest, -1, 0);
+    } catch (...) {
+        // Nobody waits for a balancing move, so it is logged; once per object at warning
+        // level, since the policy may offer the same object again and again.
+        log().log(rec.refused_balancing ? spdlog::level::debug : spdlog::level::warn,
+                  "load balancing: {} stays on rank {}, it cannot move to rank {}: {}",
+                  describe(id), rank(), dest, explain(std::current_exception()));
+        rec.refused_balancing = true;
+        return false;
+    }
+    return true;
+}
+
+} // namespace prema::detail

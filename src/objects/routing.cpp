@@ -1,0 +1,170 @@
+// Routing: an object message goes where this rank believes its object lives, is forwarded from
+// a stale place (at most three times, through the object's home), or waits here for an install
+// it knows of; directory updates correct a sender's belief after the fact.
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "objects/layer.hpp"
+#include "objects/wire_decode.hpp"
+#include "prema/objects/objects.hpp"
+
+namespace prema::detail {
+
+namespace objects {
+
+void fail(const object_entry& e, const std::string& why) {
+    if (e.header.op == object_op::cancelled) // nobody waits for it
+        return;
+    if (e.token)
+        reply_error(e.header.origin, e.token, "the object layer",
+                    std::make_exception_ptr(usage_error(why)));
+    else
+        report_error(fmt::format("message from rank {} dropped: {}", e.header.origin, why));
+}
+
+// A message that has already been forwarded once goes to the object's home instead: every
+// install tells the home, so the home's entry is never more than the moves in flight behind,
+// and a message needs at most sender -> stale host -> next host -> home -> host however many
+// ranks the object has visited. Following each old host's pointer instead costs one hop per
+// migration since the sender last heard of the object (70 hops after a 70-rank tour).
+// Termination without a hop limit: every forward but the first either goes to the home with
+// the move count this rank knows, where it waits until the home knows as much (see route), or
+// leaves the home with a move count at least that high, so each pass through a non-home rank
+// raises the count, which is bounded by the migrations made.
+void forward(object_entry e, int dest, std::uint64_t moves) {
+    layer().forwards.fetch_add(1, std::memory_order_relaxed);
+    if (int home = home_of(e.header.id); e.header.hops > 0 && home != rank())
+        dest = home;
+    if (e.header.hops < std::numeric_limits<decltype(e.header.hops)>::max())
+        ++e.header.hops;
+    e.header.moves = moves;
+    post_new(dest, message_id(), e.token, [&](byte_writer& w) {
+        w.write(&e.header, sizeof e.header);
+        w.write(e.payload.data(), e.payload.size());
+    });
+}
+
+void post_update(int dest, object_id id, int where, std::uint64_t moves) {
+    post_new(dest, update_id(), 0, [&](byte_writer& w) {
+        w.write(&id, sizeof id);
+        w.write(&where, sizeof where);
+        w.write(&moves, sizeof moves);
+    });
+}
+
+void route(object_entry e) {
+    auto loc = layer().dir.find(e.header.id);
+    if (loc.local)
+        return accept(loc.local, std::move(e));
+    if (!loc.destroyed && e.header.moves > loc.moves) {
+        // The object is on its way here, or (at its home) an install elsewhere is about to be
+        // reported: hold the message until on_install or on_update raises what this rank knows
+        // (re-checked under the lock they take after updating the directory).
+        std::unique_lock lock(layer().arrivals_mutex);
+        loc = layer().dir.find(e.header.id);
+        if (loc.local) {
+            lock.unlock();
+            return accept(loc.local, std::move(e));
+        }
+        // Both halves of the test again, not only "not local": between the two looks the
+        // awaited install may have run here and a migration shipped the object on (the
+        // directory then names the next rank with a higher move count). Held on that stale
+        // claim, the message would wait for an install that never comes: lost, and with it
+        // every later message from its origin, parked behind it in `early`.
+        if (!loc.destroyed && e.header.moves > loc.moves) {
+            layer().arrivals[e.header.id].push_back(std::move(e));
+            return;
+        }
+        // It has been and gone: route on from the fresh entry below.
+    }
+    if (loc.destroyed)
+        return fail(e, describe(e.header.id) + " was destroyed");
+    int here = rank();
+    if (!loc.known && home_of(e.header.id) == here)
+        return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
+                           " is unknown at its home rank " + std::to_string(here) +
+                           " (never created there, or not restored)");
+    if (loc.rank < 0 || loc.rank >= ranks() || loc.rank == here)
+        return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
+                           " names no existing rank");
+    forward(std::move(e), loc.rank, loc.moves);
+}
+
+std::vector<object_entry> take_arrivals(object_id id) {
+    std::vector<object_entry> held;
+    std::lock_guard lock(layer().arrivals_mutex);
+    if (auto it = layer().arrivals.find(id); it != layer().arrivals.end()) {
+        held = std::move(it->second);
+        layer().arrivals.erase(it);
+    }
+    return held;
+}
+
+namespace {
+
+void on_message(const incoming& in) {
+    route(decode_object_message(in.payload, in.token));
+}
+
+void on_update(const incoming& in) {
+    byte_reader r(in.payload);
+    object_id id;
+    std::int32_t where = 0;
+    std::uint64_t moves = 0;
+    r.read(&id, sizeof id);
+    r.read(&where, sizeof where);
+    r.read(&moves, sizeof moves);
+    layer().dir.update_if_newer(id, where, moves);
+    for (auto& e : take_arrivals(id))
+        route(std::move(e));
+}
+
+const std::uint64_t message_handler = register_handler("prema::object_message", &on_message);
+const std::uint64_t update_handler = register_handler("prema::object_update", &on_update);
+
+} // namespace
+
+std::uint64_t message_id() {
+    return message_handler;
+}
+std::uint64_t update_id() {
+    return update_handler;
+}
+
+} // namespace objects
+
+using namespace objects;
+
+std::uint64_t object_message_id() noexcept {
+    return message_handler;
+}
+
+int where(object_id id) {
+    auto loc = layer().dir.find(id);
+    return loc.destroyed ? -1 : loc.rank;
+}
+
+std::uint64_t forward_count() noexcept {
+    return layer().forwards.load();
+}
+
+void begin_object_message(byte_writer& w) {
+    static constexpr std::byte room[sizeof(object_header)] = {};
+    w.write(room, sizeof room);
+}
+
+int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w) {
+    if (id.null())
+        throw usage_error("message to a null mobile_ptr");
+    check_payload(message_handler, w);
+    auto [seq, loc] = layer().dir.next_send(id);
+    object_header h{id, seq, handler, rank(), 0, op, loc.moves};
+    w.patch(0, &h, sizeof h);
+    // Errors (destroyed, dangling) are found by routing, so such messages go through here.
+    if (loc.local || loc.destroyed || loc.rank < 0 || loc.rank >= ranks())
+        return rank();
+    return loc.rank;
+}
+
+} // namespace prema::detail
