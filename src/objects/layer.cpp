@@ -8,6 +8,11 @@
 
 namespace prema::detail {
 
+std::atomic<std::int64_t>& ready_backlog() noexcept {
+    static std::atomic<std::int64_t> handlers{0};
+    return handlers;
+}
+
 namespace objects {
 
 layer_state& layer() {

@@ -6,6 +6,7 @@
 // together. Migration and destruction are entries too, so they happen in order with handlers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -25,6 +26,55 @@ struct object_entry {
     byte_vector payload;     // the arguments, after the header
 };
 
+// Handlers waiting in every ready_queue of this process: the receive side of back-pressure
+// reads it (progress_engine::hooks::backlog), so that a flood of object messages waits in the
+// sender's budget instead of the receiver's queues.
+std::atomic<std::int64_t>& ready_backlog() noexcept;
+
+// The in-order entries of an object, and how many of them are handlers (what its pending load
+// counts), kept as they come and go rather than counted on every look.
+class ready_queue {
+  public:
+    ready_queue() = default;
+    ready_queue(const ready_queue&) = delete;
+    ready_queue& operator=(const ready_queue&) = delete;
+    ~ready_queue() { clear(); }
+
+    void push_back(object_entry e) {
+        note(e, 1);
+        entries_.push_back(std::move(e));
+    }
+    void push_front(object_entry e) {
+        note(e, 1);
+        entries_.push_front(std::move(e));
+    }
+    object_entry& front() noexcept { return entries_.front(); }
+    void pop_front() noexcept {
+        note(entries_.front(), -1);
+        entries_.pop_front();
+    }
+    void clear() noexcept {
+        ready_backlog().fetch_sub(handlers_, std::memory_order_relaxed);
+        handlers_ = 0;
+        entries_.clear();
+    }
+    bool empty() const noexcept { return entries_.empty(); }
+    std::size_t size() const noexcept { return entries_.size(); }
+    int handlers() const noexcept { return int(handlers_); }
+    auto begin() const noexcept { return entries_.begin(); }
+    auto end() const noexcept { return entries_.end(); }
+
+  private:
+    void note(const object_entry& e, int sign) noexcept {
+        if (e.header.op == object_op::user) {
+            handlers_ += sign;
+            ready_backlog().fetch_add(sign, std::memory_order_relaxed);
+        }
+    }
+    std::deque<object_entry> entries_;
+    std::int64_t handlers_ = 0;
+};
+
 struct object_record : std::enable_shared_from_this<object_record> {
     object_id id;
     void* object = nullptr;
@@ -34,7 +84,7 @@ struct object_record : std::enable_shared_from_this<object_record> {
     std::mutex mutex;                                         // guards everything below
     std::unordered_map<std::int32_t, std::uint64_t> expected; // origin -> next sequence number
     std::map<std::pair<std::int32_t, std::uint64_t>, object_entry> early;
-    std::deque<object_entry> ready;
+    ready_queue ready;
     int shared_running = 0;         // access granted: started handlers, guards, and handlers
     bool exclusive_running = false; // handed to the scheduler but not started yet
     int started = 0;                // handlers running (or suspended) now: pin the object

@@ -34,9 +34,7 @@ access mode_of(const object_entry& e) {
 } // namespace
 
 lb::object_load pending_load(const object_record& rec) {
-    int n = int(rec.handed.size());
-    for (auto& e : rec.ready)
-        n += e.header.op == object_op::user;
+    int n = int(rec.handed.size()) + rec.ready.handlers();
     return {rec.id, n * rec.weight, n};
 }
 

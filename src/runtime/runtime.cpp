@@ -9,6 +9,7 @@
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
+#include "objects/object_record.hpp"
 #include "objects/requests.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/coro/yield.hpp"
@@ -420,6 +421,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                 [&st](std::coroutine_handle<> h) {
                     st.workers->push({&detail::resume_handle, h.address()});
                 },
+            .backlog = [] { return detail::ready_backlog().load(std::memory_order_relaxed); },
         });
     const int threads = st.cfg.workers + (inline_mode ? 0 : 1);
     const bool shares_core = cores.shared(threads);

@@ -291,7 +291,13 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
 }
 
 bool progress_engine::poll_headers() {
-    if (in_hand_.load(std::memory_order_relaxed) >= max_in_hand_ && !draining_)
+    // Headers wait in MPI while this rank is behind: received messages not run yet, or a
+    // backlog of handlers that the workers are working down. A backlog that does not shrink
+    // may be waiting for a message (a reply its handler awaits), so it never stops receiving.
+    std::int64_t backlog = hooks_.backlog ? hooks_.backlog() : 0;
+    bool working_down = backlog > max_backlog && backlog < last_backlog_;
+    last_backlog_ = backlog;
+    if ((in_hand_.load(std::memory_order_relaxed) >= max_in_hand_ || working_down) && !draining_)
         return false;
     bool moved = false;
     for (std::size_t n = 0; n < slots_.size(); ++n) {

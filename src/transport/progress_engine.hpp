@@ -49,6 +49,7 @@ class progress_engine {
         std::function<void(message*)> urgent;                // run a flag_urgent message here
         std::function<void()> tick;                          // called every poll (load balancing)
         std::function<void(std::coroutine_handle<>)> resume; // a sender that back-pressure held
+        std::function<std::int64_t()> backlog; // handlers queued behind received messages
     };
 
     progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h);
@@ -156,6 +157,8 @@ class progress_engine {
     // Received messages not yet run: over max_in_hand_, headers wait in MPI (see flow_control).
     std::atomic<int> in_hand_{0};
     int max_in_hand_;
+    std::int64_t last_backlog_ = 0;
+    static constexpr std::int64_t max_backlog = 1 << 16;
 
     termination_detector detector_;
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks
