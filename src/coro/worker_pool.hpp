@@ -81,6 +81,16 @@ class worker_pool {
     void push_yielded(work_item w);
 
     std::int64_t active() const noexcept { return active_.load(std::memory_order_acquire); }
+
+    // Every worker sleeps in its parker (a push would cost a wake-up and a context switch).
+    bool all_parked() const noexcept {
+        for (auto& w : workers_)
+            if (!w->park.sleeping())
+                return false;
+        return true;
+    }
+
+    std::uint64_t quantum_ticks() const noexcept { return quantum_ticks_; }
     int size() const noexcept { return int(workers_.size()); }
 
     // The pool and index of the calling thread, or nullptr / -1 off the pool.

@@ -38,6 +38,8 @@ struct runtime_state {
     std::vector<std::unique_ptr<batch_set>> batches;
     std::atomic<int> open_batches{0};
     std::uint64_t aggregate_ticks = 0; // --prema-aggregate-us in now_ticks() units
+    // Dedicated progress thread on shared cores: it runs messages while every worker sleeps.
+    bool progress_runs_handlers = false;
     std::unique_ptr<balancer> lb;
     std::unique_ptr<io_reactor> io; // checkpoint file I/O, reaped by the progress engine's tick
     std::unique_ptr<coordinator> checkpoints; // checkpoint and restart rounds

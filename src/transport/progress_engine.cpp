@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "coro/worker_pool.hpp"
 #include "prema/error.hpp"
 #include "prema/transport/handler.hpp"
 #include "runtime/observe.hpp"
@@ -24,7 +25,7 @@ namespace {
 // that double from the first to the last value until something happens.
 constexpr int spin_polls = 512;
 constexpr int yield_polls = 512 + spin_polls;
-constexpr int shared_core_yield_polls = 8;
+constexpr double shared_core_yield_us = 100;
 constexpr std::chrono::microseconds first_sleep{20}, longest_sleep{200};
 } // namespace
 
@@ -417,16 +418,23 @@ bool progress_engine::try_poll() {
 void progress_engine::run(const std::atomic<bool>& stop) {
     int idle = 0;
     auto sleep = first_sleep;
+    // On shared cores: yield (cheap while the workers sleep, and it lets whoever has work run)
+    // for a while after the last traffic, since a parked progress thread notices a message
+    // only when its sleep ends.
+    static const std::uint64_t yield_ticks =
+        std::uint64_t(double(shared_core_yield_us) * ticks_per_us());
+    std::uint64_t idle_since = 0;
     while (!stop.load(std::memory_order_acquire)) {
         if (poll()) {
             idle = 0;
             sleep = first_sleep;
             continue;
         }
-        ++idle;
+        if (idle++ == 0)
+            idle_since = now_ticks();
         if (idle < spin_polls && !shares_core_)
             continue;
-        if (idle < (shares_core_ ? shared_core_yield_polls : yield_polls)) {
+        if (shares_core_ ? now_ticks() - idle_since < yield_ticks : idle < yield_polls) {
             sched_yield();
             continue;
         }
