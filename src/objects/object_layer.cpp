@@ -61,12 +61,18 @@ void fail(const object_entry& e, const std::string& why) {
         report_error(fmt::format("message from rank {} dropped: {}", e.header.origin, why));
 }
 
+// A bulk follows the arguments, its size first (bulk_bit in their size says it is there).
 void write_entry(byte_writer& w, const object_entry& e) {
     w.write(&e.header, sizeof e.header);
     w.write(&e.token, sizeof e.token);
-    std::uint64_t n = e.payload.size();
+    std::uint64_t n = e.payload.size() | (e.bulk ? bulk_bit : 0);
     w.write(&n, sizeof n);
     w.write(e.payload.data(), e.payload.size());
+    if (e.bulk) {
+        n = e.bulk.size();
+        w.write(&n, sizeof n);
+        w.write(e.bulk.data(), e.bulk.size());
+    }
 }
 
 // Sends `e` on from this rank, which knows the object reached `dest` at move `moves`.
@@ -90,6 +96,8 @@ void forward(object_entry e, int dest, std::uint64_t moves) {
     post_new(dest, message_id(), e.token, [&](byte_writer& w) {
         w.write(&e.header, sizeof e.header);
         w.write(e.payload.data(), e.payload.size());
+        // As it arrived: the arguments inline, so they stay so (post never folds the bulk).
+        w.bulk() = std::move(e.bulk);
     });
 }
 
@@ -331,7 +339,8 @@ detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
             tid = observe_tid();
         }
         try {
-            co_await h->invoke(object_call{rec->object, e.header.origin, e.token, e.payload});
+            co_await h->invoke(
+                object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk});
         } catch (...) {
             report_detached_error(h->name, std::current_exception());
         }
@@ -390,7 +399,22 @@ void accept(const record_ptr& rec, object_entry e) {
 }
 
 void on_message(const incoming& in) {
-    route(decode_object_message(in.payload, in.token));
+    auto e = decode_object_message(in.payload, in.token);
+    if (in.bulk)
+        e.bulk = std::move(*in.bulk);
+    route(std::move(e));
+}
+
+// Received as the object handler's parameter takes it.
+void receive_object_bulk(const incoming& in, std::size_t bytes, bulk_buffer& out) {
+    object_header h;
+    if (in.payload.size() < sizeof h)
+        return;
+    std::memcpy(&h, in.payload.data(), sizeof h);
+    if (h.op != object_op::user)
+        return;
+    if (auto* e = find_object_handler(h.handler); e && e->receive_bulk)
+        e->receive_bulk(in, bytes, out);
 }
 
 void hook_shutdown();
@@ -447,7 +471,8 @@ void on_update(const incoming& in) {
         route(std::move(e));
 }
 
-const std::uint64_t message_handler = register_handler("prema::object_message", &on_message);
+const std::uint64_t message_handler =
+    register_handler("prema::object_message", &on_message, &receive_object_bulk);
 const std::uint64_t install_handler = register_handler("prema::object_install", &on_install);
 const std::uint64_t update_handler = register_handler("prema::object_update", &on_update);
 std::uint64_t message_id() {
@@ -507,10 +532,11 @@ const object_type* find_object_type(std::uint64_t id) noexcept {
     return it == table<object_type>().end() ? nullptr : &it->second;
 }
 
-std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode) {
+std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode,
+                                      bulk_receiver_fn receive_bulk) {
     std::uint64_t id = stable_hash(key);
     table<object_handler_entry>().try_emplace(
-        id, object_handler_entry{id, demangle(key), invoke, mode});
+        id, object_handler_entry{id, demangle(key), invoke, mode, receive_bulk});
     return id;
 }
 

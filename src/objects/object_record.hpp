@@ -23,6 +23,7 @@ struct object_entry {
     object_header header;
     std::uint64_t token = 0; // a call awaiting a reply
     byte_vector payload;     // the arguments, after the header
+    bulk_buffer bulk;        // the message's bulk argument, if it has one
 };
 
 struct object_record : std::enable_shared_from_this<object_record> {

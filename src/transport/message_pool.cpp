@@ -9,9 +9,10 @@ namespace prema::detail {
 
 message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate)
     : eager_(eager_bytes), next_report_(2 * std::max<std::size_t>(preallocate, 1)) {
-    // Split-phase payloads are allocated and freed per message. By default glibc maps buffers
-    // above 128 KiB anew each time and returns them to the OS, so every megabyte message paid
-    // hundreds of page faults; keep such buffers in the heap instead.
+    // Large buffers the pools (bulk.hpp) cannot supply, and the vectors handlers keep, are
+    // allocated and freed per message. By default glibc maps buffers above 128 KiB anew each
+    // time and returns them to the OS, so every megabyte message paid hundreds of page faults;
+    // keep such buffers in the heap instead.
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     for (std::size_t i = 0; i < preallocate; ++i)
@@ -49,7 +50,8 @@ void message_pool::release(message* m) noexcept {
     m->peer = -1;
     m->raw_bytes = -1;
     m->logical = 1;
-    byte_vector().swap(m->large); // a split-phase payload's memory goes back now
+    m->inline_bytes = 0;
+    m->split.reset(); // a split-phase payload's memory goes back to its pool now
     free_.enqueue(m);
 }
 

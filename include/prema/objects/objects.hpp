@@ -74,7 +74,7 @@ template <class T, class... A> struct create_handler {
 template <class H, class... A> void post_object_message(object_id id, A&&... args) {
     message* m = acquire_message();
     try {
-        byte_writer w(m->inline_data(), eager_capacity());
+        byte_writer w(m->inline_data(), eager_capacity(), eager_capacity());
         begin_object_message(w);
         write_object_args<H>(w, std::forward<A>(args)...);
         int dest = finish_object_message(id, object_op::user, object_handler_id<H>::value, w);

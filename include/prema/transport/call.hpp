@@ -19,6 +19,8 @@ namespace detail {
 struct pending_call {
     std::coroutine_handle<> waiter;
     void (*complete)(pending_call* self, int source, byte_reader& reply) = nullptr;
+    // Where a result that travels as a bulk is received (see bulk_receiver_fn).
+    void (*receive_bulk)(pending_call* self, std::size_t bytes, bulk_buffer& out) = nullptr;
 };
 
 std::uint64_t add_pending_call(pending_call* call);
@@ -46,7 +48,7 @@ template <class R> class call_awaiter : pending_call {
     template <class Write>
     call_awaiter(std::uint64_t handler, Write&& write)
         : handler_(handler), msg_(acquire_message()),
-          writer_(msg_->inline_data(), eager_capacity()) {
+          writer_(msg_->inline_data(), eager_capacity(), eager_capacity()) {
         try {
             dest_ = write(writer_);
             check_payload(handler_, writer_);
@@ -55,6 +57,10 @@ template <class R> class call_awaiter : pending_call {
             throw;
         }
         complete = &on_reply;
+        if constexpr (is_bulk_vector<R>)
+            receive_bulk = [](pending_call*, std::size_t bytes, bulk_buffer& out) {
+                hold_pooled<typename R::value_type>(bytes, out);
+            };
     }
     call_awaiter(call_awaiter&& o) noexcept = delete;
     ~call_awaiter() {

@@ -1,8 +1,9 @@
 // co_await prema::send(rank, handler, args...): one-sided remote handler invocation.
 //
-// The arguments are serialized before send() returns, so the caller may reuse them at once;
-// co_await then only serves as a yield point (it suspends if the quantum has expired).
-// Nothing comes back: an exception in the handler is logged on the target rank.
+// The arguments are serialized before send() returns, so the caller may reuse them at once,
+// except that a large std::vector passed as an rvalue is taken over and sent from its own
+// memory (see bulk.hpp); co_await then only serves as a yield point (it suspends if the quantum
+// has expired). Nothing comes back: an exception in the handler is logged on the target rank.
 #pragma once
 
 #include <utility>
