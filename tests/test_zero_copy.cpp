@@ -1,7 +1,7 @@
 // Zero-copy large payloads (include/prema/transport/bulk.hpp): a large vector argument goes to
-// MPI from the sender's vector and is received into the vector its handler gets. Every
-// TEST_CASE is collective; ranks 0 and 1 do the talking. The process-wide counters of
-// bulk_stats() tell copies from moves.
+// MPI from the sender's vector and is received into the vector its handler gets; put and get
+// move large buffers between the users' memory. Every TEST_CASE is collective; ranks 0 and 1
+// do the talking. The process-wide counters of bulk_stats() tell copies from moves.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -270,6 +270,49 @@ TEST_CASE("arguments beside the bulk, arguments too large for it, and a large re
             CHECK(ran == 2);
             CHECK(d.sent_moved == 1);     // the result
             CHECK(d.received_moved == 1); // `around`'s; `folded` had none left
+        }
+    }
+}
+
+namespace {
+std::vector<double> region;
+} // namespace
+
+TEST_CASE("put and get move large buffers between the users' memory") {
+    const int me = world_rank();
+    for (const auto& m : modes) {
+        INFO("mode: ", m.name);
+        checker chk;
+        region.assign(2 * big, 0.0);
+        auto before = counts::now();
+        prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+        int rc = rt.run([&]() -> prema::task<> {
+            if (me == 0) {
+                auto rp = co_await prema::call(1, [] { return prema::remote(region.data()); });
+                auto src = make(big, 11);
+                co_await prema::put(rp, std::span<const double>(src));
+                std::vector<double> back(big);
+                co_await prema::get(rp, std::span<double>(back));
+                chk(back == src, "get after put returned other values");
+                // Unaligned and odd-sized, across the two halves.
+                std::span<const double> part(src.data() + 3, big - 5);
+                co_await prema::put(rp + std::ptrdiff_t(big), part);
+                std::vector<double> two(big - 5);
+                co_await prema::get(rp + std::ptrdiff_t(big), std::span<double>(two));
+                chk(std::equal(two.begin(), two.end(), part.begin()), "odd get differs");
+            }
+            chk.done = true;
+        });
+        CHECK(rc == 0);
+        report(chk);
+        auto d = counts::now() - before;
+        if (me == 0) {
+            CHECK(d.sent_borrowed == 2);  // the puts
+            CHECK(d.received_moved == 2); // the gets, received into `back` and `two`
+        } else if (me == 1) {
+            CHECK(d.sent_borrowed == 2);  // the gets' replies, from `region`
+            CHECK(d.received_moved == 2); // the puts, received into `region`
+            CHECK(holds(std::vector<double>(region.begin(), region.begin() + big), big, 11));
         }
     }
 }

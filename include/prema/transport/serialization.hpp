@@ -156,6 +156,8 @@ class byte_reader {
     std::size_t remaining() const noexcept { return bytes_.size() - offset_; }
     std::span<const std::byte> rest() const noexcept { return bytes_.subspan(offset_); }
 
+    bulk_buffer* bulk() const noexcept { return bulk_; }
+
     template <class T> std::vector<T> take_bulk(std::uint64_t count) {
         if (!bulk_ || !*bulk_)
             throw wire_error("garbled payload: a vector of " + std::to_string(count) +
