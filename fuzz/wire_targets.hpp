@@ -59,6 +59,7 @@ enum target : std::uint8_t {
     t_relay,
     t_reply,
     t_object_message,
+    t_args_bulk,
     target_count
 };
 
@@ -72,6 +73,23 @@ template <class... P> bool decode_args(std::span<const std::byte> bytes) {
     if (r.remaining() != 0)
         throw prema::wire_error("payload has " + std::to_string(r.remaining()) +
                                 " bytes more than the handler's parameters");
+    return true;
+}
+
+// [u64 n][a bulk of n bytes][the arguments]: what a bulk message's handler reads.
+template <class... P> bool decode_args_with_bulk(std::span<const std::byte> d) {
+    byte_reader split(d);
+    std::uint64_t n = 0;
+    split.read(&n, sizeof n);
+    if (n > split.remaining())
+        return false;
+    byte_vector bytes(split.rest().begin(), split.rest().begin() + std::ptrdiff_t(n));
+    bulk_buffer bulk;
+    bulk.hold(std::move(bytes));
+    byte_reader r(split.rest().subspan(n), &bulk);
+    auto args = read_args<P...>(r);
+    (void)args;
+    r.expect_end();
     return true;
 }
 
@@ -91,11 +109,15 @@ inline bool run_target(target t, std::span<const std::byte> d) {
         if (!why.empty())
             return false;
         // What the progress engine relies on once a header passes.
-        if (h.payload_bytes > cfg.max_message_bytes)
+        std::size_t inline_bytes = wire.size() - sizeof h;
+        if (h.payload_bytes + ((h.flags & flag_bulk) ? inline_bytes : 0) > cfg.max_message_bytes)
             std::abort();
-        if (!(h.flags & flag_split) && h.payload_bytes != wire.size() - sizeof h)
+        if (!(h.flags & flag_split) && h.payload_bytes != inline_bytes)
             std::abort();
-        if ((h.flags & flag_split) && (wire.size() != sizeof h || h.payload_tag < 2))
+        if ((h.flags & flag_split) &&
+            ((!(h.flags & flag_bulk) && inline_bytes != 0) || h.payload_tag < 2))
+            std::abort();
+        if ((h.flags & flag_bulk) && (!(h.flags & flag_split) || h.payload_bytes == 0))
             std::abort();
         return true;
     }
@@ -138,6 +160,8 @@ inline bool run_target(target t, std::span<const std::byte> d) {
             std::abort();
         return true;
     }
+    case t_args_bulk:
+        return decode_args_with_bulk<int, std::vector<double>, std::string>(d);
     default:
         return false;
     }
@@ -184,6 +208,13 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
         auto h = header(flag_split, 100000, 2, 7);
         w.write(&h, sizeof h);
     });
+    add("header_bulk", t_header, [&](byte_writer& w) {
+        std::uint8_t src = 3;
+        w.write(&src, 1);
+        auto h = header(flag_split | flag_bulk, 65536, 3, 9);
+        w.write(&h, sizeof h);
+        write_args<int>(w, 12); // the arguments beside the bulk
+    });
     add("args_ints", t_args_ints, [](byte_writer& w) {
         write_args<int, std::uint8_t, double, std::int64_t, bool>(w, -3, std::uint8_t(9), 2.5,
                                                                   std::int64_t(1) << 40, true);
@@ -219,28 +250,36 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
             w.write(&origin, sizeof origin);
             w.write(&seq, sizeof seq);
         }
-        auto entry = [&](std::uint64_t seq, std::uint64_t len) {
-            prema::detail::object_header oh{};
-            oh.id = id;
-            oh.seq = seq;
-            oh.handler = 1234;
-            oh.origin = 1;
-            std::uint64_t tok = 0;
-            w.write(&oh, sizeof oh);
-            w.write(&tok, sizeof tok);
-            w.write(&len, sizeof len);
+        auto bytes = [&](std::uint64_t len) {
             for (std::uint64_t i = 0; i < len; ++i) {
                 std::uint8_t b = std::uint8_t(i);
                 w.write(&b, 1);
             }
         };
+        auto entry = [&](std::uint64_t seq, std::uint64_t len, std::uint64_t bulk = 0) {
+            prema::detail::object_header oh{};
+            oh.id = id;
+            oh.seq = seq;
+            oh.handler = 1234;
+            oh.origin = 1;
+            std::uint64_t tok = 0, n = len | (bulk ? bulk_bit : 0);
+            w.write(&oh, sizeof oh);
+            w.write(&tok, sizeof tok);
+            w.write(&n, sizeof n);
+            bytes(len);
+            if (bulk) {
+                w.write(&bulk, sizeof bulk);
+                bytes(bulk);
+            }
+        };
         n = 1;
         w.write(&n, sizeof n);
         entry(9, 3);
-        n = 2;
+        n = 3;
         w.write(&n, sizeof n);
         entry(5, 0);
         entry(6, 8);
+        entry(7, 8, 24);
         fuzz_object obj{{1.5, 2.5}, {{1, "x"}}};
         fuzz_object_type().save(&obj, w);
     });
@@ -262,6 +301,16 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
         write_value(w, std::string("handler"));
         write_value(w, std::string("std::runtime_error"));
         write_value(w, std::string("boom"));
+    });
+    add("args_bulk", t_args_bulk, [](byte_writer& w) {
+        std::vector<double> v{0.5, 1.5, 2.5};
+        std::uint64_t n = v.size() * sizeof(double);
+        w.write(&n, sizeof n);
+        w.write(v.data(), n);
+        int i = 7;
+        w.write(&i, sizeof i);
+        w.write_bulk_count(v.size());
+        write_value(w, std::string("after"));
     });
     add("object_message", t_object_message, [](byte_writer& w) {
         prema::detail::object_header oh{};

@@ -98,6 +98,17 @@ TEST_CASE("check_header says what is wrong") {
     h.payload_tag = wire_first_payload_tag;
     CHECK(header_error(h, int(sizeof h), 2).empty());
     CHECK(header_error(h, count, 2) == "garbled split-phase header");
+    // A bulk: split-phase, with the arguments inline; both count against the maximum.
+    h.flags = flag_split | flag_bulk;
+    h.payload_bytes = 995;
+    CHECK(header_error(h, count, 2).empty());
+    CHECK(header_error(h, count + 1, 2) ==
+          "payload of 1001 bytes is above --prema-max-message-bytes=1000");
+    h.payload_bytes = 0;
+    CHECK(header_error(h, count, 2) == "garbled header: an empty bulk");
+    h.payload_bytes = 995;
+    h.flags = flag_bulk;
+    CHECK(header_error(h, count, 2) == "garbled header: a bulk is always split-phase");
 }
 
 TEST_CASE("malformed arguments give wire_error") {
@@ -130,13 +141,46 @@ TEST_CASE("malformed arguments give wire_error") {
                          prema::wire_error);
 }
 
+TEST_CASE("a bulk that does not match its arguments gives wire_error") {
+    auto good = seed("args_bulk");
+    CHECK(run_wire_input(good.data(), good.size()));
+    auto decode = [](bytes b) {
+        return decode_args_with_bulk<int, std::vector<double>, std::string>(body(b));
+    };
+    // The bulk one byte short of the marked count's elements.
+    auto b = good;
+    b[1] -= 1;
+    b.erase(b.begin() + 9);
+    CHECK_THROWS_WITH_AS(decode(b),
+                         "garbled payload: a vector of 3 elements of 8 bytes in a split-phase "
+                         "payload of 23 bytes",
+                         prema::wire_error);
+    // A marked count without a bulk, and a bulk nobody takes.
+    b = {t_args_bulk, 0, 0, 0, 0, 0, 0, 0, 0};
+    b.insert(b.end(), good.begin() + 1 + 8 + 24, good.end());
+    CHECK_THROWS_AS(decode(b), prema::wire_error);
+    b = good;
+    std::uint64_t count = 3;
+    std::memcpy(b.data() + 1 + 8 + 24 + 4, &count, 8); // unmarked: the elements are missing
+    CHECK_THROWS_AS(decode(b), prema::wire_error);
+    byte_vector extra(8);
+    bulk_buffer bulk;
+    bulk.hold(std::move(extra));
+    auto plain = seed("args_ints");
+    byte_reader r(body(plain), &bulk);
+    read_args<int, std::uint8_t, double, std::int64_t, bool>(r);
+    CHECK_THROWS_WITH_AS(r.expect_end(), "no parameter takes the split-phase payload of 8 bytes",
+                         prema::wire_error);
+}
+
 TEST_CASE("malformed migration payloads give wire_error") {
     auto b = seed("install");
     auto d = decode_install(body(b));
     REQUIRE(d.record->object);
     CHECK(d.token == 99);
-    CHECK(d.record->ready.size() == 2);
+    CHECK(d.record->ready.size() == 3);
     CHECK(d.record->early.size() == 1);
+    CHECK(d.record->ready.back().bulk.size() == 24); // an entry that had a bulk
     auto* obj = static_cast<fuzz_object*>(d.record->object);
     CHECK(obj->names.at(1) == "x");
     d.record->type->destroy(d.record->object);

@@ -15,12 +15,18 @@ namespace objects {
 
 namespace {
 
+// A bulk follows the arguments, its size first (bulk_bit in their size says it is there).
 void write_entry(byte_writer& w, const object_entry& e) {
     w.write(&e.header, sizeof e.header);
     w.write(&e.token, sizeof e.token);
-    std::uint64_t n = e.payload.size();
+    std::uint64_t n = e.payload.size() | (e.bulk ? bulk_bit : 0);
     w.write(&n, sizeof n);
     w.write(e.payload.data(), e.payload.size());
+    if (e.bulk) {
+        n = e.bulk.size();
+        w.write(&n, sizeof n);
+        w.write(e.bulk.data(), e.bulk.size());
+    }
 }
 
 } // namespace

@@ -24,6 +24,7 @@ struct object_entry {
     object_header header;
     std::uint64_t token = 0; // a call awaiting a reply
     byte_vector payload;     // the arguments, after the header
+    bulk_buffer bulk;        // the message's bulk argument, if it has one
 };
 
 // Handlers waiting in every ready_queue of this process: the receive side of back-pressure
@@ -49,6 +50,7 @@ class ready_queue {
         entries_.push_front(std::move(e));
     }
     object_entry& front() noexcept { return entries_.front(); }
+    const object_entry& back() const noexcept { return entries_.back(); }
     void pop_front() noexcept {
         note(entries_.front(), -1);
         entries_.pop_front();

@@ -42,6 +42,8 @@ void forward(object_entry e, int dest, std::uint64_t moves) {
     post_new(dest, message_id(), e.token, [&](byte_writer& w) {
         w.write(&e.header, sizeof e.header);
         w.write(e.payload.data(), e.payload.size());
+        // As it arrived: the arguments inline, so they stay so (post never folds the bulk).
+        w.bulk() = std::move(e.bulk);
     });
 }
 
@@ -104,7 +106,22 @@ std::vector<object_entry> take_arrivals(object_id id) {
 namespace {
 
 void on_message(const incoming& in) {
-    route(decode_object_message(in.payload, in.token));
+    auto e = decode_object_message(in.payload, in.token);
+    if (in.bulk)
+        e.bulk = std::move(*in.bulk);
+    route(std::move(e));
+}
+
+// Received as the object handler's parameter takes it.
+void receive_object_bulk(const incoming& in, std::size_t bytes, bulk_buffer& out) {
+    object_header h;
+    if (in.payload.size() < sizeof h)
+        return;
+    std::memcpy(&h, in.payload.data(), sizeof h);
+    if (h.op != object_op::user)
+        return;
+    if (auto* e = find_object_handler(h.handler); e && e->receive_bulk)
+        e->receive_bulk(in, bytes, out);
 }
 
 void on_update(const incoming& in) {
@@ -120,7 +137,8 @@ void on_update(const incoming& in) {
         route(std::move(e));
 }
 
-const std::uint64_t message_handler = register_handler("prema::object_message", &on_message);
+const std::uint64_t message_handler =
+    register_handler("prema::object_message", &on_message, &receive_object_bulk);
 const std::uint64_t update_handler = register_handler("prema::object_update", &on_update);
 
 } // namespace

@@ -167,7 +167,8 @@ detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
             tid = observe_tid();
         }
         try {
-            co_await h->invoke(object_call{rec->object, e.header.origin, e.token, e.payload});
+            co_await h->invoke(
+                object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk});
         } catch (...) {
             report_detached_error(h->name, std::current_exception());
         }

@@ -16,10 +16,21 @@ object_entry read_entry(byte_reader& r) {
     r.read(&e.token, sizeof e.token);
     std::uint64_t n = 0;
     r.read(&n, sizeof n);
+    bool has_bulk = n & bulk_bit;
+    n &= ~bulk_bit;
     if (n > r.remaining())
         throw wire_error("migration payload: entry of " + std::to_string(n) + " bytes truncated");
     e.payload.resize(n);
     r.read(e.payload.data(), n);
+    if (has_bulk) {
+        r.read(&n, sizeof n);
+        if (n == 0 || n > r.remaining())
+            throw wire_error("migration payload: bulk of " + std::to_string(n) +
+                             " bytes truncated");
+        byte_vector bulk = vector_pool<byte_vector>::get().take(n);
+        r.read(bulk.data(), n);
+        e.bulk.hold(std::move(bulk));
+    }
     return e;
 }
 

@@ -194,10 +194,10 @@ void check_rank(int rank) {
 
 void check_payload(std::uint64_t handler, const byte_writer& payload) {
     auto& st = state();
-    if (payload.size() > st.cfg.max_message_bytes)
+    if (auto bytes = payload.size() + payload.bulk().size(); bytes > st.cfg.max_message_bytes)
         throw usage_error(fmt::format(
             "a message for handler {} carries {} bytes, above --prema-max-message-bytes={}",
-            handler_name(handler), payload.size(), st.cfg.max_message_bytes));
+            handler_name(handler), bytes, st.cfg.max_message_bytes));
 }
 
 namespace {
@@ -220,17 +220,19 @@ std::byte* batch_begin(int dest, std::size_t& room) {
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
     auto& st = *state_or_null();
     batch_set& b = *my_batches(st);
-    if (payload.size() > st.cfg.max_message_bytes)
+    if (payload.size() + payload.bulk().size() > st.cfg.max_message_bytes)
         check_payload(handler, payload);
-    if (!payload.spilled())
+    if (!payload.spilled() && !payload.bulk())
         return b.commit(dest, handler, token, payload.size());
     // Too big for the room left: a fresh batch if it fits one, else on its own (after the
-    // batch, which it must not overtake).
-    b.flush(dest);
-    if (payload.size() <= b.max_payload()) {
-        std::size_t room = 0;
-        std::memcpy(b.begin(dest, room), payload.heap().data(), payload.size());
-        return b.commit(dest, handler, token, payload.size());
+    // batch, which it must not overtake). A bulk always leaves on its own.
+    if (!payload.bulk()) {
+        b.flush(dest);
+        if (payload.size() <= b.max_payload()) {
+            std::size_t room = 0;
+            std::memcpy(b.begin(dest, room), payload.heap().data(), payload.size());
+            return b.commit(dest, handler, token, payload.size());
+        }
     }
     message* m = acquire_message();
     try {
@@ -242,20 +244,19 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
 }
 
 void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
-    const std::byte* bytes = payload.spilled() ? payload.heap().data() : payload.inline_area();
     std::size_t room = 0;
-    if (std::byte* at = batch_begin(dest, room)) {
+    if (std::byte* at = payload.bulk() ? nullptr : batch_begin(dest, room)) {
         byte_writer w(at, room);
-        w.write(bytes, payload.size());
+        w.write(payload.data(), payload.size());
         return batch_commit(dest, handler, token, w);
     }
     message* m = acquire_message();
     try {
-        if (payload.spilled()) {
+        if (payload.spilled() || payload.bulk()) {
             post(m, dest, handler, token, payload);
         } else {
             byte_writer w(m->inline_data(), eager_capacity());
-            w.write(bytes, payload.size());
+            w.write(payload.data(), payload.size());
             post(m, dest, handler, token, w);
         }
     } catch (...) {
@@ -268,6 +269,14 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
           std::uint32_t flags) {
     check_payload(handler, payload);
     auto& st = *state_or_null();
+    // The bulk travels beside its arguments, which must then fit inline. Before the flush
+    // below: they may lie in the room of the batch it hands over.
+    if (payload.bulk()) {
+        if (payload.size() > st.cfg.eager_bytes)
+            payload.fold_bulk();
+        else
+            payload.relocate(m->inline_data(), st.cfg.eager_bytes);
+    }
     // A counted message leaves behind what its worker batched for the same rank; control
     // traffic overtakes batches on purpose.
     if (!(flags & (flag_urgent | flag_uncounted)))
@@ -275,17 +284,24 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
             b->flush(dest);
     auto& h = m->header();
     h.magic = wire_magic;
-    h.flags = (payload.spilled() ? std::uint32_t(flag_split) : 0u) | flags;
+    h.flags = flags;
     h.handler = handler;
     h.token = token;
     h.payload_bytes = payload.size();
     h.source = st.rank;
     h.payload_tag = 0;
-    if (payload.spilled())
-        m->large = std::move(payload.heap());
+    if (payload.bulk()) {
+        h.flags |= flag_split | flag_bulk;
+        h.payload_bytes = payload.bulk().size();
+        m->inline_bytes = std::uint32_t(payload.size());
+        m->split = std::move(payload.bulk());
+    } else if (payload.spilled()) {
+        h.flags |= flag_split;
+        m->split.hold(std::move(payload.heap()));
+    }
     m->peer = dest;
     if (observing())
-        note_send(dest, handler, sizeof(wire_header) + h.payload_bytes);
+        note_send(dest, handler, sizeof(wire_header) + m->inline_bytes + h.payload_bytes);
     st.engine->post(m);
 }
 
@@ -500,6 +516,7 @@ runtime::~runtime() {
     st.lb.reset();
     st.engine.reset();
     st.io.reset();
+    detail::clear_pools();
     MPI_Comm_free(&st.comm);
     detail::g_state.store(nullptr, std::memory_order_release);
 }

@@ -25,12 +25,20 @@ void on_reply(const incoming& in) {
             fmt::format("reply from rank {} for unknown call token {}", in.source, in.token));
         return;
     }
-    byte_reader r(in.payload);
+    byte_reader r(in.payload, in.bulk);
     call->complete(call, in.source, r);
     call->waiter.resume(); // on this worker; `call` may be gone once this returns
 }
 
-const std::uint64_t reply_id = register_handler("prema::reply", &on_reply);
+// The call stays pending until its reply is dispatched, after the payload has arrived.
+void receive_reply_bulk(const incoming& in, std::size_t bytes, bulk_buffer& out) {
+    auto& st = state();
+    std::lock_guard lock(st.calls_mutex);
+    if (auto it = st.calls.find(in.token); it != st.calls.end() && it->second->receive_bulk)
+        it->second->receive_bulk(it->second, bytes, out);
+}
+
+const std::uint64_t reply_id = register_handler("prema::reply", &on_reply, &receive_reply_bulk);
 
 } // namespace
 

@@ -62,7 +62,8 @@ void dispatch_message(void* arg) {
     if (h.flags & flag_batch)
         run_batch(h, m->payload());
     else
-        run_one(h.handler, incoming{h.source, h.token, m->payload()});
+        run_one(h.handler, incoming{h.source, h.token, m->payload(),
+                                    h.flags & flag_bulk ? &m->split : nullptr});
     auto& st = state();
     st.pool.release(m);
     st.engine->dispatched();

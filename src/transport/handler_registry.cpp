@@ -37,9 +37,10 @@ std::string demangle(const char* key) {
     return status == 0 && s ? std::string(s.get()) : std::string(key);
 }
 
-std::uint64_t register_handler(const char* key, invoker_fn invoke) {
+std::uint64_t register_handler(const char* key, invoker_fn invoke, bulk_receiver_fn receive_bulk) {
     std::uint64_t id = stable_hash(key);
-    auto [it, inserted] = table().try_emplace(id, handler_entry{id, demangle(key), invoke});
+    auto [it, inserted] =
+        table().try_emplace(id, handler_entry{id, demangle(key), invoke, receive_bulk});
     if (!inserted && it->second.invoke != invoke) {
         std::fprintf(stderr, "prema: handlers %s and %s hash to the same id %#llx; rename one\n",
                      it->second.name.c_str(), demangle(key).c_str(),

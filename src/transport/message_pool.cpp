@@ -47,9 +47,10 @@ message_pool::thread_cache* message_pool::my_cache() noexcept {
 message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate, std::size_t keep)
     : eager_(eager_bytes), keep_(std::max(keep, preallocate)),
       next_report_(2 * std::max<std::size_t>(preallocate, 1)) {
-    // Split-phase payloads are allocated and freed per message. By default glibc maps buffers
-    // above 128 KiB anew each time and returns them to the OS, so every megabyte message paid
-    // hundreds of page faults; keep such buffers in the heap instead.
+    // Large buffers the pools (bulk.hpp) cannot supply, and the vectors handlers keep, are
+    // allocated and freed per message. By default glibc maps buffers above 128 KiB anew each
+    // time and returns them to the OS, so every megabyte message paid hundreds of page faults;
+    // keep such buffers in the heap instead.
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     for (std::size_t i = 0; i < preallocate; ++i)
@@ -105,7 +106,8 @@ void message_pool::release(message* m) noexcept {
     m->raw_bytes = -1;
     m->logical = 1;
     m->flow_bytes = 0;
-    byte_vector().swap(m->large); // a split-phase payload's memory goes back now
+    m->inline_bytes = 0;
+    m->split.reset(); // a split-phase payload's memory goes back to its pool now
     if (auto* c = my_cache(); c->count < thread_cache::capacity) {
         c->items[c->count++] = m;
         return;

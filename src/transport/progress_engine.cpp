@@ -115,7 +115,7 @@ void progress_engine::post(message* m) {
     if (!(m->header().flags & flag_uncounted) && m->raw_bytes < 0) {
         // The memory it holds until it is out: a pool buffer and a split-phase payload.
         m->flow_bytes = std::uint32_t(
-            std::min<std::uint64_t>(pool_.wire_bytes() + m->large.size(), UINT32_MAX));
+            std::min<std::uint64_t>(pool_.wire_bytes() + m->split.size(), UINT32_MAX));
         flow_.queued(m->flow_bytes);
     }
     if (cfg_.progress == progress_mode::inline_ && !in_poll) {
@@ -190,7 +190,7 @@ void progress_engine::count_received(message* m) {
     auto logical = m->logical;                // `m` belongs to the handler once delivered
     if (observing() && !(flags & flag_batch)) // a batch's messages are noted as they run
         note_receive(m->header().source, m->header().handler,
-                     sizeof(wire_header) + m->header().payload_bytes);
+                     sizeof(wire_header) + m->inline_bytes + m->header().payload_bytes);
     if (draining_)
         return pool_.release(m);
     in_hand_.fetch_add(1, std::memory_order_relaxed);
@@ -217,9 +217,9 @@ void progress_engine::start_send(message* m) {
     next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
     m->pending_sends = 2;
     add_op(m, false);
-    MPI_Isend(m->large.data(), int(m->large.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
+    MPI_Isend(m->split.data(), int(m->split.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
               &op_requests_.back());
-    send_header(m, int(sizeof(wire_header)));
+    send_header(m, int(sizeof(wire_header) + m->inline_bytes));
 }
 
 // Sends the header part of `m` (all of it unless split-phase); m->pending_sends counts it.
@@ -285,9 +285,13 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     }
     if (!(h.flags & flag_split))
         return count_received(m);
-    m->large.resize(h.payload_bytes);
+    m->inline_bytes = std::uint32_t(count) - std::uint32_t(sizeof(wire_header));
+    // Sends that completed meanwhile give their buffers back first, so that this payload can
+    // be received into the one just sent, still in cache.
+    poll_ops();
+    choose_receive_buffer(*m);
     add_op(m, true);
-    MPI_Irecv(m->large.data(), int(h.payload_bytes), MPI_BYTE, source, h.payload_tag, comm_,
+    MPI_Irecv(m->split.data(), int(h.payload_bytes), MPI_BYTE, source, h.payload_tag, comm_,
               &op_requests_.back());
 }
 

@@ -38,6 +38,10 @@ namespace prema::detail {
 // split-phase payload refused for a smaller maximum is never received, so its sender hangs.
 std::string wire_config_mismatch(MPI_Comm comm, const config& cfg);
 
+// Gives `m`, whose split-phase header has arrived, the buffer its payload is received into:
+// for a bulk, the vector its handler will take (see bulk.hpp); else a pooled byte buffer.
+void choose_receive_buffer(message& m);
+
 class progress_engine {
   public:
     struct hooks {

@@ -16,19 +16,28 @@ std::string check_header(const wire_header& h, int byte_count, int source, const
         return fmt::format("garbled header: magic {:#x} is not PREMA's {:#x}", h.magic, wire_magic);
     if (h.source != source)
         return fmt::format("garbled header: claims to come from rank {}", h.source);
-    if (h.payload_bytes > cfg.max_message_bytes)
-        return fmt::format("payload of {} bytes is above --prema-max-message-bytes={}",
-                           h.payload_bytes, cfg.max_message_bytes);
+    std::uint64_t inline_bytes = std::uint64_t(count) - sizeof(wire_header);
+    // With a bulk, the arguments travel inline beside the split-phase payload.
+    std::uint64_t bytes = h.payload_bytes;
+    if ((h.flags & flag_bulk) && bytes <= cfg.max_message_bytes)
+        bytes += inline_bytes;
+    if (bytes > cfg.max_message_bytes)
+        return fmt::format("payload of {} bytes is above --prema-max-message-bytes={}", bytes,
+                           cfg.max_message_bytes);
     if ((h.flags & flag_batch) && (h.flags & (flag_split | flag_urgent | flag_uncounted)))
         return "garbled header: a batch is never split, urgent or uncounted";
+    if ((h.flags & flag_bulk) && !(h.flags & flag_split))
+        return "garbled header: a bulk is always split-phase";
     if (!(h.flags & flag_split)) {
-        if (h.payload_bytes != std::uint64_t(count) - sizeof(wire_header))
+        if (h.payload_bytes != inline_bytes)
             return fmt::format("garbled header: says {} payload bytes, carries {}", h.payload_bytes,
                                count - int(sizeof(wire_header)));
         return {};
     }
-    if (std::size_t(count) != sizeof(wire_header) || h.payload_tag < wire_first_payload_tag)
+    if ((!(h.flags & flag_bulk) && inline_bytes != 0) || h.payload_tag < wire_first_payload_tag)
         return "garbled split-phase header";
+    if ((h.flags & flag_bulk) && h.payload_bytes == 0)
+        return "garbled header: an empty bulk";
     return {};
 }
 

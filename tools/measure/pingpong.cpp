@@ -39,28 +39,28 @@ task<> pong(std::vector<char> payload);
 
 // Runs on rank 1: bounce the payload straight back.
 task<> ping(std::vector<char> payload) {
-    co_await send(0, fn<&pong>, payload);
+    co_await send(0, fn<&pong>, std::move(payload));
 }
 
 // Runs on rank 0: one round trip done; start the next one.
 task<> pong(std::vector<char> payload) {
     chain.stamps.push_back(clk::now());
     if (--chain.left > 0)
-        co_await send(1, fn<&ping>, payload);
+        co_await send(1, fn<&ping>, std::move(payload));
 }
 
 task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload);
 
 // On the far ball: bounce straight back to the ball that sent it.
 task<> ball_ping(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload) {
-    co_await send(to, fn<&ball_pong>, me, to, payload);
+    co_await send(to, fn<&ball_pong>, me, to, std::move(payload));
 }
 
 // On rank 0's ball: one round trip done; start the next one.
 task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload) {
     chain.stamps.push_back(clk::now());
     if (--chain.left > 0)
-        co_await send(to, fn<&ball_ping>, me, to, payload);
+        co_await send(to, fn<&ball_ping>, me, to, std::move(payload));
 }
 
 } // namespace

@@ -30,12 +30,14 @@ struct held_access {
     std::uint64_t handler;
 };
 
-// A queued object message as its handler sees it; `payload` lives until the task finishes.
+// A queued object message as its handler sees it; `payload` and `bulk` live until the task
+// finishes.
 struct object_call {
     void* object;
     int origin;          // the rank that sent it
     std::uint64_t token; // nonzero: origin awaits a reply
     std::span<const std::byte> payload;
+    bulk_buffer* bulk;
 };
 
 // Runs one object message: decodes the arguments, runs the handler, replies if asked.
@@ -46,9 +48,11 @@ struct object_handler_entry {
     std::string name;
     object_invoker invoke;
     access mode;
+    bulk_receiver_fn receive_bulk;
 };
 
-std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode);
+std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode,
+                                      bulk_receiver_fn receive_bulk);
 const object_handler_entry* find_object_handler(std::uint64_t id) noexcept;
 
 template <class Params> struct object_params;
@@ -68,33 +72,35 @@ template <class H> struct object_handler_id;
 template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
     using Obj = typename object_traits<H>::object;
     using R = call_result<H>;
-    byte_reader r(c.payload);
+    byte_reader r(c.payload, c.bulk);
     try {
         auto args = read_args<P...>(r);
-        if (r.remaining() != 0)
-            throw wire_error("payload has " + std::to_string(r.remaining()) +
-                             " bytes more than the handler's parameters");
+        r.expect_end();
         auto run = [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
             return H{}(*static_cast<Obj*>(c.object), std::get<I>(std::move(args))...);
         };
         if constexpr (unwrap_task<handler_result<H>>::is_task) {
             if constexpr (std::is_void_v<R>) {
                 co_await run(std::index_sequence_for<P...>{});
+                recycle_arguments(args);
                 if (c.token)
                     reply_void(c.origin, c.token);
             } else {
                 R v = co_await run(std::index_sequence_for<P...>{});
+                recycle_arguments(args);
                 if (c.token)
-                    reply_value(c.origin, c.token, v);
+                    reply_value(c.origin, c.token, std::move(v));
             }
         } else if constexpr (std::is_void_v<R>) {
             run(std::index_sequence_for<P...>{});
+            recycle_arguments(args);
             if (c.token)
                 reply_void(c.origin, c.token);
         } else {
             R v = run(std::index_sequence_for<P...>{});
+            recycle_arguments(args);
             if (c.token)
-                reply_value(c.origin, c.token, v);
+                reply_value(c.origin, c.token, std::move(v));
         }
     } catch (...) {
         if (c.token)
@@ -111,7 +117,8 @@ template <class H> task<> object_invoke(object_call c) {
 
 template <class H> struct object_handler_id {
     static inline const std::uint64_t value =
-        register_object_handler(typeid(H).name(), &object_invoke<H>, object_traits<H>::mode);
+        register_object_handler(typeid(H).name(), &object_invoke<H>, object_traits<H>::mode,
+                                bulk_receiver(typename object_traits<H>::args{}));
 };
 
 // Writes `args` as object handler H's parameters after the object.

@@ -80,7 +80,7 @@ template <class T, class... A> struct create_handler {
 // message its sequence number, and then it joins a batch or leaves on its own (post_copy).
 template <class H, class... A> void post_object_message(object_id id, A&&... args) {
     std::byte local[4096];
-    byte_writer w(local, sizeof local);
+    byte_writer w(local, sizeof local, eager_capacity());
     begin_object_message(w);
     write_object_args<H>(w, std::forward<A>(args)...);
     int dest = finish_object_message(id, object_op::user, object_handler_id<H>::value, w);

@@ -5,8 +5,10 @@
 
 #include <coroutine>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -26,12 +28,48 @@ struct pending_call {
     const held_access* caller = nullptr; // the object handler that waits, if one does
     // Names the request when its handler id cannot (object requests); null: a rank's handler.
     std::string (*describe)(const pending_call& self) = nullptr;
+    // Where a result that travels as a bulk is received (see bulk_receiver_fn).
+    void (*receive_bulk)(pending_call* self, std::size_t bytes, bulk_buffer& out) = nullptr;
 };
 
 std::uint64_t add_pending_call(pending_call* call);
 
 // Decodes the exception part of an error reply.
 std::exception_ptr read_remote_error(int source, byte_reader& r);
+
+// The bytes of a put or get: [u64 count][bytes] inline, or, from bulk_from bytes on, a bulk
+// sent from where they lie, so the caller must keep them valid until its put or get completes.
+inline void write_in_place(byte_writer& w, std::span<const std::byte> bytes) {
+    std::uint64_t n = bytes.size();
+    if (!w.takes_bulk(n)) {
+        w.write(&n, sizeof n);
+        return w.write(bytes.data(), n);
+    }
+    w.write_bulk_count(n);
+    // Only read: MPI sends from it.
+    w.bulk().borrow(const_cast<std::byte*>(bytes.data()), n);
+    bulk_stats().sent_borrowed.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Reads what write_in_place wrote into `dst`, which must be as long. A bulk received there
+// already (see bulk_receiver_fn) is not copied.
+inline void read_in_place(byte_reader& r, std::span<std::byte> dst) {
+    std::uint64_t n = 0;
+    r.read(&n, sizeof n);
+    bulk_buffer* bulk = r.bulk();
+    bool in_bulk = n & bulk_bit;
+    n &= ~bulk_bit;
+    if (n != dst.size() || (in_bulk && (!bulk || bulk->size() != n)))
+        throw wire_error("garbled payload: " + std::to_string(n) + " bytes for a buffer of " +
+                         std::to_string(dst.size()));
+    if (!in_bulk)
+        return r.read(dst.data(), n);
+    if (bulk->data() != dst.data())
+        std::memcpy(dst.data(), bulk->data(), n);
+    else
+        bulk_stats().received_moved.fetch_add(1, std::memory_order_relaxed);
+    bulk->reset();
+}
 
 // Decodes a reply: a status byte, then the value into `value` (an optional<R>, unused for
 // void) or the remote exception into `error`. Throws wire_error when garbled.
@@ -52,7 +90,8 @@ template <class R> class call_awaiter : protected pending_call {
     // `write(w)` fills the payload and returns the destination rank.
     template <class Write>
     call_awaiter(std::uint64_t id, Write&& write)
-        : msg_(acquire_message()), writer_(msg_->inline_data(), eager_capacity()) {
+        : msg_(acquire_message()),
+          writer_(msg_->inline_data(), eager_capacity(), eager_capacity()) {
         handler = id;
         try {
             dest = write(writer_);
@@ -62,6 +101,10 @@ template <class R> class call_awaiter : protected pending_call {
             throw;
         }
         complete = &on_reply;
+        if constexpr (is_bulk_vector<R>)
+            receive_bulk = [](pending_call*, std::size_t bytes, bulk_buffer& out) {
+                hold_pooled<typename R::value_type>(bytes, out);
+            };
     }
     call_awaiter(call_awaiter&& o) noexcept = delete;
     ~call_awaiter() {
@@ -86,6 +129,17 @@ template <class R> class call_awaiter : protected pending_call {
             return std::move(*value_);
     }
 
+    // get(): the reply carries raw bytes (see read_in_place) for `dst`; a large one is received
+    // straight into it.
+    void land_in(std::span<std::byte> dst) noexcept requires std::is_void_v<R> {
+        landing_ = dst;
+        receive_bulk = [](pending_call* p, std::size_t bytes, bulk_buffer& out) {
+            auto& dst = *static_cast<call_awaiter*>(p)->landing_;
+            if (dst.size() == bytes)
+                out.borrow(dst.data(), bytes);
+        };
+    }
+
   protected:
     // The request as written, before it is sent.
     byte_writer& request() noexcept { return writer_; }
@@ -98,6 +152,9 @@ template <class R> class call_awaiter : protected pending_call {
         auto* self = static_cast<call_awaiter*>(p);
         try {
             read_reply<R>(source, r, self->error_, self->value_);
+            if constexpr (std::is_void_v<R>)
+                if (self->landing_ && !self->error_)
+                    read_in_place(r, *self->landing_);
         } catch (...) {
             self->error_ = std::current_exception();
         }
@@ -108,6 +165,9 @@ template <class R> class call_awaiter : protected pending_call {
     byte_writer writer_;
     std::exception_ptr error_;
     [[no_unique_address]] std::conditional_t<std::is_void_v<R>, empty, std::optional<R>> value_;
+    [[no_unique_address]] std::conditional_t<std::is_void_v<R>, std::optional<std::span<std::byte>>,
+                                             empty>
+        landing_;
 };
 
 } // namespace detail

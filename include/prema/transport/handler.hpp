@@ -41,23 +41,31 @@ template <auto F> inline constexpr fn_t<F> fn{};
 
 namespace detail {
 
-// A received message as handlers see it. `payload` is valid only until the invoker returns.
+// A received message as handlers see it. `payload` is valid only until the invoker returns;
+// `bulk`, if any, is the message's bulk, which the invoker may take.
 struct incoming {
     int source;
     std::uint64_t token;
     std::span<const std::byte> payload;
+    bulk_buffer* bulk = nullptr;
 };
 
 using invoker_fn = void (*)(const incoming&);
+// Called on the thread that polls MPI when a message's header (with its inline arguments, not
+// `bulk`) has arrived: puts into `out` the buffer to receive its bulk of `bytes` into, or
+// nothing (then a pooled byte buffer is used).
+using bulk_receiver_fn = void (*)(const incoming& in, std::size_t bytes, bulk_buffer& out);
 
 struct handler_entry {
     std::uint64_t id;
     std::string name; // demangled, for error messages
     invoker_fn invoke;
+    bulk_receiver_fn receive_bulk;
 };
 
 // Registers before main(); `key` is stable across ranks of one binary. Returns the id.
-std::uint64_t register_handler(const char* key, invoker_fn invoke);
+std::uint64_t register_handler(const char* key, invoker_fn invoke,
+                               bulk_receiver_fn receive_bulk = nullptr);
 const handler_entry* find_handler(std::uint64_t id) noexcept;
 const std::string& handler_name(std::uint64_t id) noexcept;
 
@@ -71,11 +79,12 @@ std::string demangle(const char* mangled);
 
 // FNV-1a: the same on every rank and every run, unlike std::hash.
 std::uint64_t stable_hash(std::string_view s) noexcept;
-template <class T> void reply_value(int dest, std::uint64_t token, const T& value) {
+template <class T> void reply_value(int dest, std::uint64_t token, T&& value) {
+    using V = std::remove_cvref_t<T>;
     post_new(dest, reply_handler_id(), token, [&](byte_writer& w) {
         std::uint8_t ok = 0;
         w.write(&ok, 1);
-        write_value<T>(w, value);
+        write_arg<V, is_bulk_vector<V>>(w, std::forward<T>(value));
     });
 }
 inline void reply_void(int dest, std::uint64_t token) {
@@ -117,8 +126,23 @@ template <class H> constexpr void check_handler() {
 
 template <class H> void invoke(const incoming& in);
 
+template <class T> void receive_bulk_of(const incoming&, std::size_t bytes, bulk_buffer& out) {
+    hold_pooled<T>(bytes, out);
+}
+
+// How a handler with parameters P... receives its bulk: into a pooled vector of the type that
+// its parameter takes by move.
+template <class... P> constexpr bulk_receiver_fn bulk_receiver(type_list<P...>) {
+    using T = typename bulk_element<P...>::type;
+    if constexpr (std::is_void_v<T>)
+        return nullptr;
+    else
+        return &receive_bulk_of<T>;
+}
+
 template <class H> struct handler_id {
-    static inline const std::uint64_t value = register_handler(typeid(H).name(), &invoke<H>);
+    static inline const std::uint64_t value = register_handler(
+        typeid(H).name(), &invoke<H>, bulk_receiver(typename callable_traits<H>::params{}));
 };
 
 // Runs a coroutine handler detached; its frame owns the decoded arguments.
@@ -128,12 +152,14 @@ detached run_task_handler(Tuple args, int source, std::uint64_t token) {
     try {
         if constexpr (std::is_void_v<R>) {
             co_await std::apply(H{}, std::move(args));
+            recycle_arguments(args);
             if (token)
                 reply_void(source, token);
         } else {
             R r = co_await std::apply(H{}, std::move(args));
+            recycle_arguments(args);
             if (token)
-                reply_value(source, token, r);
+                reply_value(source, token, std::move(r));
         }
     } catch (...) {
         if (token)
@@ -147,22 +173,22 @@ detached run_task_handler(Tuple args, int source, std::uint64_t token) {
 template <class H, class... P> void invoke(const incoming& in, type_list<P...>) {
     using R = handler_result<H>;
     try {
-        byte_reader r(in.payload);
+        byte_reader r(in.payload, in.bulk);
         auto args = read_args<P...>(r);
-        if (r.remaining() != 0)
-            throw wire_error("payload has " + std::to_string(r.remaining()) +
-                             " bytes more than the handler's parameters");
+        r.expect_end();
         if constexpr (unwrap_task<R>::is_task) {
             // Resumes right here, on this worker, up to the handler's first suspension.
             run_task_handler<H>(std::move(args), in.source, in.token).handle.resume();
         } else if constexpr (std::is_void_v<R>) {
             std::apply(H{}, std::move(args));
+            recycle_arguments(args);
             if (in.token)
                 reply_void(in.source, in.token);
         } else {
             R result = std::apply(H{}, std::move(args));
+            recycle_arguments(args);
             if (in.token)
-                reply_value(in.source, in.token, result);
+                reply_value(in.source, in.token, std::move(result));
         }
     } catch (...) {
         if (in.token)

@@ -1,6 +1,8 @@
 // The unit the transport moves: a pooled, fixed-size buffer holding a wire header and up to
-// `eager_bytes` of payload. Larger payloads live in `large` and travel split-phase: the header
-// first, the payload second, on a tag the header names. A batch (flag_batch) is one such
+// `eager_bytes` of payload. Larger payloads live in `split` and travel split-phase: the header
+// first, the payload second, on a tag the header names. With flag_bulk, the split-phase payload
+// is one vector argument (see bulk.hpp) and the other arguments travel inline after the
+// header, in the same MPI message. A batch (flag_batch) is one such
 // message whose payload packs many small messages to the same rank: a batch_prefix, then per
 // message a batch_item and its payload, padded to 8 bytes.
 #pragma once
@@ -10,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "prema/transport/byte_vector.hpp"
+#include "prema/transport/bulk.hpp"
 
 namespace prema::detail {
 
@@ -21,6 +23,7 @@ enum wire_flags : std::uint32_t {
     flag_urgent = 1u << 1,    // run on the thread that polls MPI, ahead of all queued work
     flag_uncounted = 1u << 2, // control traffic: not work, left out of quiescence counts
     flag_batch = 1u << 3,     // the payload is a batch of counted messages (see batch_item)
+    flag_bulk = 1u << 4,      // with flag_split: the split-phase payload is a bulk argument
 };
 
 // Exactly what crosses the network in front of every payload.
@@ -30,6 +33,7 @@ struct wire_header {
     std::uint64_t handler;       // handler id (see handler.hpp)
     std::uint64_t token;         // nonzero: a call expecting a reply with this token
     std::uint64_t payload_bytes; // inline bytes after the header, or the split-phase size
+                                 // (with flag_bulk, the inline bytes are what MPI received)
     std::int32_t source;
     std::int32_t payload_tag; // MPI tag of the split-phase payload
 };
@@ -62,7 +66,9 @@ struct message {
     std::uint32_t logical = 1;
     // Progress engine: wire bytes it holds against the back-pressure limit (0: none).
     std::uint32_t flow_bytes = 0;
-    byte_vector large; // split-phase payload, empty when it fits inline
+    bulk_buffer split; // split-phase payload, empty when it fits inline
+    // flag_bulk: the arguments' bytes inline after the header. Else 0, also on a receive.
+    std::uint32_t inline_bytes = 0;
     // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
     // are exactly the first `raw_bytes` bytes of the buffer, header or not, never split.
     int raw_bytes = -1;
@@ -71,9 +77,12 @@ struct message {
     wire_header& header() noexcept { return *reinterpret_cast<wire_header*>(this + 1); }
     std::byte* inline_data() noexcept { return reinterpret_cast<std::byte*>(&header() + 1); }
 
+    // The arguments' bytes (without a bulk).
     std::span<const std::byte> payload() noexcept {
+        if (header().flags & flag_bulk)
+            return {inline_data(), inline_bytes};
         if (header().flags & flag_split)
-            return large;
+            return {split.data(), split.size()};
         return {inline_data(), std::size_t(header().payload_bytes)};
     }
 };

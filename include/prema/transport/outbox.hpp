@@ -14,18 +14,19 @@ namespace prema::detail {
 message* acquire_message();
 void release_message(message* m) noexcept;
 
-// Payload bytes that travel inside the message; more goes split-phase.
+// Payload bytes that travel inside the message; more goes split-phase. A vector argument of at
+// least this many bytes travels as the message's bulk.
 std::size_t eager_capacity() noexcept;
 
 // Throws usage_error naming the rank and the job size if `rank` does not exist.
 void check_rank(int rank);
 
-// Throws usage_error if the payload exceeds --prema-max-message-bytes.
+// Throws usage_error if the payload (with its bulk) exceeds --prema-max-message-bytes.
 void check_payload(std::uint64_t handler, const byte_writer& payload);
 
-// Posts `m` (already holding `payload`'s inline bytes) to `dest` and takes ownership of it.
-// Throws usage_error, leaving `m` with the caller, if check_payload fails. `flags`: wire_flags
-// (urgent, uncounted) for runtime control traffic.
+// Posts `m` (usually already holding `payload`'s inline bytes) to `dest` and takes ownership of
+// it and of the payload's bulk. Throws usage_error, leaving `m` with the caller, if
+// check_payload fails. `flags`: wire_flags (urgent, uncounted) for runtime control traffic.
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags = 0);
 
@@ -35,7 +36,7 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
 // or `dest` is this rank).
 std::byte* batch_begin(int dest, std::size_t& room);
 // The message begun by batch_begin has `payload`'s bytes: it joins the batch, or, if they
-// overflowed the room (payload.spilled()), leaves as it fits best.
+// overflowed the room (payload.spilled()) or have a bulk, leaves as it fits best.
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
 
 // Posts the bytes `payload` holds (written elsewhere, e.g. on the stack): copied into a batch, or
@@ -49,13 +50,13 @@ void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& writ
               std::uint32_t flags = 0) {
     std::size_t room = 0;
     if (std::byte* at = flags == 0 ? batch_begin(dest, room) : nullptr) {
-        byte_writer w(at, room);
+        byte_writer w(at, room, eager_capacity());
         write(w);
         return batch_commit(dest, handler, token, w);
     }
     message* m = acquire_message();
     try {
-        byte_writer w(m->inline_data(), eager_capacity());
+        byte_writer w(m->inline_data(), eager_capacity(), eager_capacity());
         write(w);
         post(m, dest, handler, token, w, flags);
     } catch (...) {

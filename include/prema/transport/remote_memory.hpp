@@ -2,15 +2,20 @@
 //
 // A remote_ptr<T> names memory on one rank; make one with prema::remote(p) on the owning rank
 // and send it anywhere. `co_await put(dst, src)` returns once the bytes are in place on
-// dst.rank; `co_await get(src, dst)` once they are in `dst` here. Buffers must stay valid until
-// then. The remote side runs no user code: the bytes are copied by a system handler.
+// dst.rank; `co_await get(src, dst)` once they are in `dst` here. The remote side runs no user
+// code: system handlers move the bytes.
+//
+// Up to --prema-eager-bytes travel inside the request or reply. Larger ones go to MPI from
+// where they lie and are received where they belong, with no copy on either side: MPI reads
+// the source while the transfer is in flight and writes the destination as it arrives, possibly
+// before handlers sent earlier to that rank have run. So both buffers must stay valid, and the
+// source unchanged, until the put or get returns (on the remote rank as well: nothing tells it
+// when that is).
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <type_traits>
-#include <vector>
 
 #include "prema/transport/call.hpp"
 
@@ -34,35 +39,37 @@ template <class T> remote_ptr<T> remote(T* p) noexcept {
 }
 
 namespace detail {
-using raw_bytes = std::vector<unsigned char>;
-
-inline void put_bytes(std::uint64_t address, raw_bytes bytes) {
-    // An empty put has bytes.data() == nullptr: memcpy from a null pointer is undefined even
-    // for 0 bytes (UBSan: "null pointer passed as argument 2").
-    if (!bytes.empty())
-        std::memcpy(reinterpret_cast<void*>(address), bytes.data(), bytes.size());
-}
-inline raw_bytes get_bytes(std::uint64_t address, std::uint64_t n) {
-    auto p = reinterpret_cast<const unsigned char*>(address);
-    return raw_bytes(p, p + n);
-}
+// [u64 address][u64 bytes][the bytes, as write_in_place writes them]: replies when they are in
+// place.
+std::uint64_t put_handler_id() noexcept;
+// [u64 address][u64 bytes]: replies with the bytes, as write_in_place writes them.
+std::uint64_t get_handler_id() noexcept;
 } // namespace detail
 
 template <class T> task<> put(remote_ptr<T> dst, std::span<const T> src) {
     static_assert(std::is_trivially_copyable_v<T>,
                   "prema::put copies bytes: T must be trivially copyable");
-    auto p = reinterpret_cast<const unsigned char*>(src.data());
-    co_await call(dst.rank, fn<&detail::put_bytes>, dst.address,
-                  detail::raw_bytes(p, p + src.size_bytes()));
+    detail::check_rank(dst.rank);
+    co_await detail::call_awaiter<void>(detail::put_handler_id(), [&](detail::byte_writer& w) {
+        std::uint64_t head[2] = {dst.address, src.size_bytes()};
+        w.write(head, sizeof head);
+        detail::write_in_place(w, std::as_bytes(src));
+        return dst.rank;
+    });
 }
 
 template <class T> task<> get(remote_ptr<T> src, std::span<std::remove_const_t<T>> dst) {
     static_assert(std::is_trivially_copyable_v<T>,
                   "prema::get copies bytes: T must be trivially copyable");
-    auto bytes = co_await call(src.rank, fn<&detail::get_bytes>, src.address,
-                               std::uint64_t(dst.size_bytes()));
-    if (!bytes.empty()) // an empty get may have null pointers on both sides (UB in memcpy)
-        std::memcpy(dst.data(), bytes.data(), bytes.size());
+    detail::check_rank(src.rank);
+    auto request =
+        detail::call_awaiter<void>(detail::get_handler_id(), [&](detail::byte_writer& w) {
+            std::uint64_t head[2] = {src.address, dst.size_bytes()};
+            w.write(head, sizeof head);
+            return src.rank;
+        });
+    request.land_in(std::as_writable_bytes(dst));
+    co_await request;
 }
 
 } // namespace prema

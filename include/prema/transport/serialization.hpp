@@ -27,16 +27,25 @@
 #include <cereal/types/vector.hpp>
 
 #include "prema/error.hpp"
+#include "prema/transport/bulk.hpp"
 #include "prema/transport/byte_vector.hpp"
 
 namespace prema::detail {
 
 // Appends bytes to a fixed inline area; on overflow moves everything to a heap buffer, which
-// then travels split-phase.
+// then travels split-phase. A large vector argument can leave the stream instead and travel as
+// the message's bulk (bulk.hpp).
 class byte_writer {
   public:
-    byte_writer(std::byte* inline_area, std::size_t capacity) noexcept
-        : inline_(inline_area), capacity_(capacity) {}
+    // `bulk_from`: a vector of at least this many bytes becomes the bulk (0: none does).
+    byte_writer(std::byte* inline_area, std::size_t capacity, std::size_t bulk_from = 0) noexcept
+        : inline_(inline_area), capacity_(capacity), bulk_from_(bulk_from) {}
+    byte_writer(byte_writer&&) noexcept = default;
+    byte_writer& operator=(byte_writer&&) noexcept = default;
+    ~byte_writer() {
+        if (heap_.capacity())
+            vector_pool<byte_vector>::get().give(std::move(heap_));
+    }
 
     void write(const void* p, std::size_t n) {
         if (!spilled_ && size_ + n <= capacity_) {
@@ -44,7 +53,10 @@ class byte_writer {
                 std::memcpy(inline_ + size_, p, n);
         } else {
             if (!spilled_) {
-                heap_.reserve(std::max(2 * capacity_, size_ + n));
+                // A heap buffer given in advance (heap()) is kept if it is large enough.
+                std::size_t room = std::max(2 * capacity_, size_ + n);
+                if (heap_.capacity() < room)
+                    heap_ = vector_pool<byte_vector>::get().take_room(room);
                 heap_.assign(inline_, inline_ + size_);
                 spilled_ = true;
             }
@@ -64,21 +76,73 @@ class byte_writer {
 
     std::size_t size() const noexcept { return size_; }
     bool spilled() const noexcept { return spilled_; }
-    const std::byte* inline_area() const noexcept { return inline_; }
     byte_vector& heap() noexcept { return heap_; }
+    const std::byte* data() const noexcept { return spilled_ ? heap_.data() : inline_; }
+
+    bool takes_bulk(std::size_t bytes) const noexcept {
+        return bulk_from_ != 0 && bytes >= bulk_from_ && !bulk_;
+    }
+    // The count of the vector that becomes the bulk, marked; its bytes go to bulk().
+    void write_bulk_count(std::uint64_t n) {
+        bulk_at_ = size_;
+        n |= bulk_bit;
+        write(&n, sizeof n);
+    }
+    bulk_buffer& bulk() noexcept { return bulk_; }
+    const bulk_buffer& bulk() const noexcept { return bulk_; }
+
+    // The stream has outgrown the inline part of a message, so the bulk cannot travel beside
+    // it: its bytes go back after their count, as if they had never left.
+    void fold_bulk() {
+        constexpr std::size_t count = sizeof(std::uint64_t);
+        std::size_t head = bulk_at_ + count, bulk = bulk_.size();
+        byte_vector all = vector_pool<byte_vector>::get().take(size_ + bulk);
+        std::memcpy(all.data(), data(), head);
+        std::memcpy(all.data() + head, bulk_.data(), bulk);
+        std::memcpy(all.data() + head + bulk, data() + head, size_ - head);
+        std::uint64_t n;
+        std::memcpy(&n, all.data() + bulk_at_, count);
+        n &= ~bulk_bit;
+        std::memcpy(all.data() + bulk_at_, &n, count);
+        std::swap(heap_, all);
+        if (all.capacity())
+            vector_pool<byte_vector>::get().give(std::move(all));
+        size_ += bulk;
+        spilled_ = true;
+        bulk_.reset();
+    }
+
+    // Moves the stream into `area` of `capacity` bytes (at least size()): the inline part of
+    // the message that carries the bulk.
+    void relocate(std::byte* area, std::size_t capacity) noexcept {
+        if (size_ && data() != area)
+            std::memcpy(area, data(), size_);
+        if (spilled_) {
+            vector_pool<byte_vector>::get().give(std::move(heap_));
+            heap_ = byte_vector();
+            spilled_ = false;
+        }
+        inline_ = area;
+        capacity_ = capacity;
+    }
 
   private:
     std::byte* inline_;
     std::size_t capacity_;
+    std::size_t bulk_from_;
     std::size_t size_ = 0;
     bool spilled_ = false;
     byte_vector heap_;
+    bulk_buffer bulk_;
+    std::size_t bulk_at_ = 0; // where the bulk's count lies in the stream
 };
 
-// Reads bytes from a received payload, refusing to read past its end.
+// Reads bytes from a received payload, refusing to read past its end. `bulk`: the message's
+// bulk, which a marked vector count takes.
 class byte_reader {
   public:
-    explicit byte_reader(std::span<const std::byte> bytes) noexcept : bytes_(bytes) {}
+    explicit byte_reader(std::span<const std::byte> bytes, bulk_buffer* bulk = nullptr) noexcept
+        : bytes_(bytes), bulk_(bulk) {}
 
     void read(void* p, std::size_t n) {
         if (n > remaining())
@@ -92,9 +156,34 @@ class byte_reader {
     std::size_t remaining() const noexcept { return bytes_.size() - offset_; }
     std::span<const std::byte> rest() const noexcept { return bytes_.subspan(offset_); }
 
+    bulk_buffer* bulk() const noexcept { return bulk_; }
+
+    template <class T> std::vector<T> take_bulk(std::uint64_t count) {
+        if (!bulk_ || !*bulk_)
+            throw wire_error("garbled payload: a vector of " + std::to_string(count) +
+                             " elements marked as the split-phase payload, but there is none");
+        if (count != bulk_->size() / sizeof(T) || bulk_->size() % sizeof(T) != 0)
+            throw wire_error("garbled payload: a vector of " + std::to_string(count) +
+                             " elements of " + std::to_string(sizeof(T)) +
+                             " bytes in a split-phase payload of " + std::to_string(bulk_->size()) +
+                             " bytes");
+        return bulk_->take<T>();
+    }
+
+    // Throws wire_error unless the arguments took every byte, and the bulk if there is one.
+    void expect_end() const {
+        if (remaining() != 0)
+            throw wire_error("payload has " + std::to_string(remaining()) +
+                             " bytes more than the handler's parameters");
+        if (bulk_ && *bulk_)
+            throw wire_error("no parameter takes the split-phase payload of " +
+                             std::to_string(bulk_->size()) + " bytes");
+    }
+
   private:
     std::span<const std::byte> bytes_;
     std::size_t offset_ = 0;
+    bulk_buffer* bulk_;
 };
 
 class output_archive
@@ -221,6 +310,9 @@ template <class T> T read_value(byte_reader& r) {
         using E = typename T::value_type;
         std::uint64_t n = 0;
         r.read(&n, sizeof n);
+        if constexpr (is_bulk_vector<T>)
+            if (n & bulk_bit)
+                return r.take_bulk<E>(n & ~bulk_bit);
         if (n > r.remaining() / sizeof(E))
             throw wire_error("garbled payload: container of " + std::to_string(n) +
                              " elements in " + std::to_string(r.remaining()) + " bytes");
@@ -236,11 +328,47 @@ template <class T> T read_value(byte_reader& r) {
     }
 }
 
-// Writes `args` as the values of `Params` (converting where the types differ).
+template <class P, class A> inline constexpr bool is_elements_of = std::is_same_v<A, P>;
+template <class T, std::size_t N>
+inline constexpr bool is_elements_of<std::vector<T>, std::span<T, N>> = true;
+template <class T, std::size_t N>
+inline constexpr bool is_elements_of<std::vector<T>, std::span<const T, N>> = true;
+
+// Writes `a` as a value of P (converting if the types differ). `Bulk`: a large enough vector
+// (or span, for a vector parameter) becomes the message's bulk. An rvalue vector then goes to
+// MPI from its own memory, the message keeping it until the send completes; an lvalue or a span
+// is copied once, since the caller may change it as soon as send returns.
+template <class P, bool Bulk, class A> void write_arg(byte_writer& w, A&& a) {
+    using D = std::remove_cvref_t<A>;
+    if constexpr (is_bulk_vector<P> && is_elements_of<P, D>) {
+        using E = typename P::value_type;
+        std::uint64_t n = a.size();
+        if (Bulk && w.takes_bulk(n * sizeof(E))) {
+            w.write_bulk_count(n);
+            if constexpr (std::is_same_v<D, P> && !std::is_reference_v<A> && !std::is_const_v<A>) {
+                w.bulk().hold(std::move(a));
+                bulk_stats().sent_moved.fetch_add(1, std::memory_order_relaxed);
+            } else {
+                P copy = vector_pool<P>::get().take_room(n);
+                copy.assign(a.data(), a.data() + n);
+                w.bulk().hold(std::move(copy));
+                bulk_stats().sent_copied.fetch_add(1, std::memory_order_relaxed);
+            }
+            return;
+        }
+        w.write(&n, sizeof n);
+        w.write(a.data(), n * sizeof(E));
+    } else {
+        write_value<P>(w, static_cast<const P&>(std::forward<A>(a)));
+    }
+}
+
+// Writes `args` as the values of `Params`.
 template <class... Params, class... Args> void write_args(byte_writer& w, Args&&... args) {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "prema: wrong number of arguments for this handler");
-    (write_value<Params>(w, static_cast<const Params&>(std::forward<Args>(args))), ...);
+    using bulk = typename bulk_element<Params...>::type;
+    (write_arg<Params, travels_as_bulk<Params, bulk>>(w, std::forward<Args>(args)), ...);
 }
 
 // Reads values of `Params` in order; braced initialisation fixes the order left to right.
