@@ -43,7 +43,7 @@ template <class T> void share(prema::mobile_ptr<T>& mp) {
 }
 
 prema::config one_inline_worker() {
-    prema::config cfg;
+    prema::config cfg = prema::config::from_env(); // the ctest variants set PREMA_*
     cfg.progress = prema::progress_mode::inline_;
     cfg.workers = 1;
     return cfg;

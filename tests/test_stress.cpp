@@ -86,7 +86,7 @@ int check_all(prema::runtime& rt, const std::vector<prema::mobile_ptr<tally>>& a
 
 TEST_CASE("8 ranks x 2 workers: migration storm") {
     constexpr int per_rank = 50, messages = 6;
-    prema::config cfg;
+    prema::config cfg = prema::config::from_env(); // the ctest variants set PREMA_*
     cfg.workers = 2;
     prema::runtime rt(MPI_COMM_WORLD, cfg);
     std::vector<prema::mobile_ptr<tally>> mine;
@@ -111,7 +111,7 @@ TEST_CASE("8 ranks x 2 workers: migration storm") {
 TEST_CASE("8 ranks x 2 workers: load balancing from one rank") {
     for (const char* policy : {"work_stealing", "diffusion"}) {
         CAPTURE(policy);
-        prema::config cfg;
+        prema::config cfg = prema::config::from_env();
         cfg.workers = 2;
         cfg.lb = policy;
         cfg.lb_period_us = 500;

@@ -30,7 +30,7 @@ class progress_engine;
 
 // Below this batch size (--prema-aggregate-bytes, capped by --prema-eager-bytes) aggregation
 // is off: a batch would not hold two messages.
-inline constexpr std::size_t min_batch_bytes = 256;
+inline constexpr std::size_t min_batch_bytes = 128;
 
 class batch_set {
   public:
