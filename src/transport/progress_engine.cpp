@@ -390,18 +390,20 @@ bool progress_engine::poll() {
             hooks_.resume(h);
             moved = true;
         }
-    // An idle poll is mostly a wait for the next header: keep it to the test that finds it,
-    // and run the periodic work (balancing, checkpoint I/O, batch ages, waves) on every
-    // full_sweep_every-th idle poll, or after traffic.
-    if (moved || ++idle_polls_ >= full_sweep_every) {
-        idle_polls_ = 0;
+    // A poll is mostly a wait for the next header: keep it to the tests that find it, and run
+    // the periodic work (balancing, checkpoint I/O, batch ages, waves) every
+    // full_sweep_every-th poll.
+    if (++polls_since_sweep_ >= full_sweep_every) {
+        polls_since_sweep_ = 0;
         if (hooks_.tick)
             hooks_.tick();
-        // Replies and migrations that urgent handlers produced during this poll leave now,
-        // not one poll (in inline mode: one quantum) later.
         moved |= flush_outbox();
         if (!moved)
             moved = poll_waves();
+    } else if (moved) {
+        // Replies and migrations that urgent handlers produced during this poll leave now,
+        // not one poll (in inline mode: one quantum) later.
+        flush_outbox();
     }
     in_poll = false;
     return moved;

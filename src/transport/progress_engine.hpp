@@ -155,7 +155,7 @@ class progress_engine {
     int next_payload_tag_ = first_payload_tag;
     int max_tag_ = 32767;
     bool shares_core_ = false;
-    int idle_polls_ = 0;
+    int polls_since_sweep_ = 0;
     flow_control flow_;
     std::vector<int> probe_dests_; // destinations left with bytes no send will acknowledge
     // Received messages not yet run: over max_in_hand_, headers wait in MPI (see flow_control).
