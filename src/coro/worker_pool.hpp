@@ -82,14 +82,6 @@ class worker_pool {
 
     std::int64_t active() const noexcept { return active_.load(std::memory_order_acquire); }
 
-    // Every worker sleeps in its parker (a push would cost a wake-up and a context switch).
-    bool all_parked() const noexcept {
-        for (auto& w : workers_)
-            if (!w->park.sleeping())
-                return false;
-        return true;
-    }
-
     std::uint64_t quantum_ticks() const noexcept { return quantum_ticks_; }
     int size() const noexcept { return int(workers_.size()); }
 

@@ -92,10 +92,11 @@ void report_unanswered_calls(runtime_state& st) {
                                               : std::string()));
 }
 
-// With more threads than cores, handing a message to a sleeping worker costs a futex wake and a
-// context switch on a busy core (2-3 us here, more than the message's whole path inline). The
-// progress thread runs it instead, with a quantum like a worker's: a coroutine that yields or
-// suspends continues on the workers. MPI waits meanwhile, as it does for an inline worker.
+// With more threads than cores, handing a message to an idle worker costs a futex wake and a
+// context switch, or waits for the idle worker's turn on the core (2-3 us here, more than the
+// message's whole path inline). The progress thread runs it instead, with a quantum like a
+// worker's: a coroutine that yields or suspends continues on the workers. MPI waits meanwhile, as
+// it does for an inline worker.
 void run_on_progress_thread(runtime_state& st, message* m) {
     thread_local bool running = false; // a message it sends to this rank goes to the workers
     if (running || worker_pool::current())
@@ -417,11 +418,11 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         st.comm, st.cfg, st.pool,
         detail::progress_engine::hooks{
             // Inline progress: the worker whose idle poll received the message runs it next.
-            // Dedicated progress on shared cores: while every worker sleeps, the progress thread
+            // Dedicated progress on shared cores: while no worker has work, the progress thread
             // runs the message itself (see run_on_progress_thread).
             .deliver =
                 [&st](detail::message* m) {
-                    if (st.progress_runs_handlers && st.workers->all_parked())
+                    if (st.progress_runs_handlers && st.workers->active() == 0)
                         return detail::run_on_progress_thread(st, m);
                     st.workers->push_here({&detail::dispatch_message, m});
                 },
