@@ -16,10 +16,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <spdlog/sinks/base_sink.h>
-
 #include <prema/prema.hpp>
 
+#include "log_capture.hpp"
 #include "test_support.hpp"
 
 #include "runtime/log.hpp"
@@ -70,37 +69,9 @@ bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
 }
 
-// Records every error the runtime logs on this rank.
-class capture_sink : public spdlog::sinks::base_sink<std::mutex> {
-  public:
-    std::string take() {
-        std::lock_guard lock(mutex_);
-        std::string all;
-        all.swap(text_);
-        return all;
-    }
-
-  protected:
-    void sink_it_(const spdlog::details::log_msg& msg) override {
-        if (msg.level >= spdlog::level::err) {
-            text_.append(msg.payload.data(), msg.payload.size());
-            text_ += '\n';
-        }
-    }
-    void flush_() override {}
-
-  private:
-    std::string text_;
-};
-
-// Installed once, before any runtime runs (sinks are not guarded against concurrent logging).
-capture_sink& captured() {
-    static auto sink = [] {
-        auto s = std::make_shared<capture_sink>();
-        prema::detail::log().sinks().push_back(s);
-        return s;
-    }();
-    return *sink;
+// Every error the runtime logs on this rank.
+log_capture& captured() {
+    return captured_log(spdlog::level::err);
 }
 
 // Sets `var` to "<exception type>: what()" for what `co_await (...)` throws, or to "no

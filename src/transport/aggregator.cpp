@@ -77,7 +77,9 @@ void batch_set::flush(int dest) {
 }
 
 void batch_set::flush_all() {
-    flush_requested_.store(false, std::memory_order_relaxed);
+    // Idle workers call this every round: no store unless a request is pending.
+    if (flush_requested_.load(std::memory_order_relaxed))
+        flush_requested_.store(false, std::memory_order_relaxed);
     while (!dirty_.empty())
         flush(dirty_.back());
 }
