@@ -4,8 +4,8 @@
 
 namespace prema::detail {
 
-void inject_raw(int dest, std::span<const std::byte> bytes) {
-    state().engine->post_raw(dest, bytes);
+void inject_raw(int dest, std::span<const std::byte> bytes, std::span<const std::byte> payload) {
+    state().engine->post_raw(dest, bytes, payload);
 }
 
 } // namespace prema::detail

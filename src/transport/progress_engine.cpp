@@ -87,7 +87,8 @@ progress_engine::~progress_engine() {
     // Quiescence means every message arrived; the sends only need their completion noted.
     MPI_Waitall(int(op_requests_.size()), op_requests_.data(), MPI_STATUSES_IGNORE);
     for (auto& o : ops_)
-        if (!o.incoming && --o.msg->pending_sends == 0)
+        if (o.kind == op_kind::dropped_payload ||
+            (o.kind == op_kind::send && --o.msg->pending_sends == 0))
             pool_.release(o.msg);
     message* m;
     while (outbox_.try_dequeue(m))
@@ -135,13 +136,22 @@ void progress_engine::post(message* m) {
     wake();
 }
 
-void progress_engine::post_raw(int dest, std::span<const std::byte> bytes) {
+void progress_engine::post_raw(int dest, std::span<const std::byte> bytes,
+                               std::span<const std::byte> payload) {
     if (dest < 0 || dest >= size_ || bytes.size() > pool_.wire_bytes())
         throw usage_error(fmt::format("post_raw: rank {} of {}, {} bytes (at most {})", dest, size_,
                                       bytes.size(), pool_.wire_bytes()));
     message* m = pool_.acquire();
     if (!bytes.empty())
         std::memcpy(&m->header(), bytes.data(), bytes.size());
+    if (!payload.empty()) {
+        if (bytes.size() < sizeof(wire_header) || m->header().payload_tag < first_payload_tag ||
+            m->header().payload_tag > max_tag_) {
+            pool_.release(m);
+            throw usage_error("post_raw: a payload needs a header naming a payload tag");
+        }
+        m->split.borrow(const_cast<std::byte*>(payload.data()), payload.size());
+    }
     m->raw_bytes = int(bytes.size());
     m->peer = dest;
     post(m);
@@ -205,9 +215,14 @@ void progress_engine::count_received(message* m) {
 void progress_engine::start_send(message* m) {
     ++wire_sent_;
     auto& h = m->header();
-    if (m->raw_bytes >= 0) { // fault injection: exactly these bytes, one MPI message
-        m->pending_sends = 1;
-        add_op(m, false);
+    if (m->raw_bytes >= 0) { // fault injection: exactly these bytes, and a payload if any
+        m->pending_sends = m->split ? 2 : 1;
+        if (m->split) {
+            add_op(m, op_kind::send);
+            MPI_Isend(m->split.data(), int(m->split.size()), MPI_BYTE, m->peer, h.payload_tag,
+                      comm_, &op_requests_.back());
+        }
+        add_op(m, op_kind::send);
         MPI_Isend(&h, m->raw_bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
         return;
     }
@@ -216,7 +231,7 @@ void progress_engine::start_send(message* m) {
     h.payload_tag = next_payload_tag_;
     next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
     m->pending_sends = 2;
-    add_op(m, false);
+    add_op(m, op_kind::send);
     MPI_Isend(m->split.data(), int(m->split.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
               &op_requests_.back());
     send_header(m, int(sizeof(wire_header) + m->inline_bytes));
@@ -229,7 +244,7 @@ void progress_engine::send_header(message* m, int bytes) {
         m->pending_sends = 1;
     std::size_t covered = 0;
     if (m->flow_bytes && flow_.start(m->peer, m->flow_bytes, covered)) {
-        ops_.push_back({m, false, covered});
+        ops_.push_back({m, op_kind::send, covered});
         op_requests_.push_back(MPI_REQUEST_NULL);
         MPI_Issend(&h, bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
         return;
@@ -241,7 +256,7 @@ void progress_engine::send_header(message* m, int bytes) {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (!done) {
-        ops_.push_back({m, false});
+        ops_.push_back({m, op_kind::send});
         op_requests_.push_back(request);
     } else if (--m->pending_sends == 0) {
         if (m->flow_bytes)
@@ -257,7 +272,7 @@ void progress_engine::send_ack_probes() {
         m->peer = dest;
         m->pending_sends = 1;
         ++wire_sent_;
-        ops_.push_back({m, false, flow_.probe(dest)});
+        ops_.push_back({m, op_kind::send, flow_.probe(dest)});
         op_requests_.push_back(MPI_REQUEST_NULL);
         MPI_Issend(&m->header(), int(sizeof(wire_header)), MPI_BYTE, dest, tag_header, comm_,
                    &op_requests_.back());
@@ -271,14 +286,50 @@ void progress_engine::reject(message* m, int source, const std::string& why) {
     received_.fetch_add(1, std::memory_order_release);
 }
 
+// The sender's payload send completes only once it is received (and its shutdown waits for
+// it): a refused header's payload is received into a buffer of its own, as large as what
+// actually arrives, and dropped. It is looked for until it comes, since MPI orders messages
+// of different tags only in practice.
+void progress_engine::drop_payload(message* m, int source, const std::string& why) {
+    auto& h = m->header();
+    hooks_.error(fmt::format("refused a message from rank {}: {}; its split-phase payload is "
+                             "received and dropped",
+                             source, why));
+    unreceived_payloads_.push_back({source, h.payload_tag});
+    pool_.release(m);
+    received_.fetch_add(1, std::memory_order_release);
+    receive_dropped_payloads();
+}
+
+bool progress_engine::receive_dropped_payloads() {
+    return std::erase_if(unreceived_payloads_, [this](const unreceived_payload& u) {
+               int found = 0;
+               MPI_Message arrived;
+               MPI_Status status;
+               MPI_Improbe(u.source, u.tag, comm_, &found, &arrived, &status);
+               if (!found)
+                   return false;
+               int bytes = 0;
+               MPI_Get_count(&status, MPI_BYTE, &bytes);
+               message* m = pool_.acquire();
+               m->split.hold(byte_vector(std::size_t(bytes)));
+               add_op(m, op_kind::dropped_payload);
+               MPI_Imrecv(m->split.data(), bytes, MPI_BYTE, &arrived, &op_requests_.back());
+               return true;
+           }) != 0;
+}
+
 void progress_engine::on_header(message* m, const MPI_Status& status) {
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     int source = status.MPI_SOURCE;
     auto& h = m->header();
     m->peer = source;
-    if (auto why = check_header(h, count, source, cfg_); !why.empty())
+    if (auto why = check_header(h, count, source, cfg_); !why.empty()) {
+        if (payload_follows(h, count, source, max_tag_))
+            return drop_payload(m, source, why);
         return reject(m, source, why);
+    }
     if (h.flags & flag_batch) {
         if (auto why = check_batch(m->payload(), m->logical); !why.empty())
             return reject(m, source, why);
@@ -290,7 +341,7 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     // be received into the one just sent, still in cache.
     poll_ops();
     choose_receive_buffer(*m);
-    add_op(m, true);
+    add_op(m, op_kind::payload);
     MPI_Irecv(m->split.data(), int(h.payload_bytes), MPI_BYTE, source, h.payload_tag, comm_,
               &op_requests_.back());
 }
@@ -323,8 +374,10 @@ bool progress_engine::poll_headers() {
 }
 
 void progress_engine::on_op_done(const op& o) {
-    if (o.incoming)
+    if (o.kind == op_kind::payload)
         return count_received(o.msg);
+    if (o.kind == op_kind::dropped_payload)
+        return pool_.release(o.msg);
     message* m = o.msg;
     if (o.acknowledges && flow_.acknowledged(m->peer, o.acknowledges))
         probe_dests_.push_back(m->peer);
@@ -385,6 +438,8 @@ bool progress_engine::poll() {
     bool moved = flush_outbox();
     moved |= poll_headers();
     moved |= poll_ops();
+    if (!unreceived_payloads_.empty())
+        moved |= receive_dropped_payloads();
     if (flow_.held())
         for (auto h : flow_.release_if_under()) {
             hooks_.resume(h);

@@ -71,7 +71,10 @@ class progress_engine {
     // the pool's wire_bytes()), sent over MPI even to this rank. It counts as sent, like any
     // message, so that the receiver's refusal (which counts it as received) keeps quiescence
     // exact. Any thread.
-    void post_raw(int dest, std::span<const std::byte> bytes);
+    // A non-empty `payload` follows on the tag that the bytes' header names, as a split-phase
+    // payload would; it must outlive the send.
+    void post_raw(int dest, std::span<const std::byte> bytes,
+                  std::span<const std::byte> payload = {});
 
     // One sweep over everything in flight; true if anything moved. MPI thread only.
     bool poll();
@@ -116,17 +119,22 @@ class progress_engine {
     static constexpr std::size_t max_sends_in_flight = 256;
     static constexpr int first_payload_tag = wire_first_payload_tag;
 
+    enum class op_kind : std::uint8_t {
+        send,            // one of a message's sends
+        payload,         // the receive of a split-phase payload
+        dropped_payload, // the receive of a refused header's payload, dropped when it is in
+    };
     struct op {
         message* msg;
-        bool incoming; // a split-phase payload receive, else one of a message's sends
+        op_kind kind;
         std::size_t acknowledges = 0; // an MPI_Issend: the bytes to `msg->peer` it acknowledges
     };
 
     void start_send(message* m);
     void send_header(message* m, int bytes);
     void send_ack_probes();
-    void add_op(message* m, bool incoming) {
-        ops_.push_back({m, incoming});
+    void add_op(message* m, op_kind kind) {
+        ops_.push_back({m, kind});
         op_requests_.push_back(MPI_REQUEST_NULL);
     }
     bool flush_outbox();
@@ -138,6 +146,8 @@ class progress_engine {
     bool poll_ops();
     bool poll_waves();
     void reject(message* m, int source, const std::string& why);
+    void drop_payload(message* m, int source, const std::string& why);
+    bool receive_dropped_payloads();
 
     MPI_Comm comm_;
     int rank_ = 0, size_ = 1;
@@ -150,6 +160,10 @@ class progress_engine {
     std::vector<MPI_Request> slot_requests_;
     std::size_t head_ = 0;
     std::vector<op> ops_; // parallel to op_requests_
+    struct unreceived_payload {
+        int source, tag;
+    };
+    std::vector<unreceived_payload> unreceived_payloads_; // of refused headers, to drop
     std::vector<MPI_Request> op_requests_;
     std::vector<int> done_indices_;
     int next_payload_tag_ = first_payload_tag;

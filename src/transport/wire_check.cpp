@@ -41,6 +41,12 @@ std::string check_header(const wire_header& h, int byte_count, int source, const
     return {};
 }
 
+bool payload_follows(const wire_header& h, int byte_count, int source, int max_tag) {
+    return byte_count >= int(sizeof(wire_header)) && h.magic == wire_magic && h.source == source &&
+           (h.flags & flag_split) && h.payload_tag >= wire_first_payload_tag &&
+           h.payload_tag <= max_tag;
+}
+
 std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count) {
     count = 0;
     if (payload.size() < sizeof(batch_prefix))

@@ -18,6 +18,11 @@ inline constexpr int wire_first_payload_tag = 2;
 // when it is valid. Reads header fields only once `byte_count` covers the header.
 std::string check_header(const wire_header& h, int byte_count, int source, const config& cfg);
 
+// Whether the sender of a refused header sent a split-phase payload after it (which must be
+// received, or the sender's send never completes): the header is whole, comes from `source`,
+// and names a payload tag no greater than `max_tag`.
+bool payload_follows(const wire_header& h, int byte_count, int source, int max_tag);
+
 // Why the payload of a batch (flag_batch) must be rejected, or empty when every item lies
 // within it; `count` gets the number of messages it holds.
 std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count);
