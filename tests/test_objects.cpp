@@ -163,6 +163,33 @@ int read_value(const guarded& g) {
 }
 } // namespace
 
+TEST_CASE("messages to an idle object run on the worker that received them, in order") {
+    // objects/direct.cpp: a call that finds its rank idle runs at once; a flood queues (the
+    // balancer must see it) and keeps its order.
+    for (auto progress : {prema::progress_mode::inline_, prema::progress_mode::dedicated}) {
+        prema::config cfg;
+        cfg.progress = progress;
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        constexpr int calls = 200, floods = 2000;
+        const std::uint64_t direct_before = prema::detail::direct_run_count();
+        std::pair<std::int64_t, std::int64_t> after_calls, after_flood;
+        CHECK(rt.run([&]() -> prema::task<> {
+            int me = prema::rank(), n = prema::ranks();
+            auto mp = co_await prema::create<counter_obj>((me + 1) % n);
+            for (int i = 0; i < calls; ++i)
+                co_await prema::call(mp, prema::fn<&count>, me, std::int64_t(i));
+            after_calls = co_await prema::call(mp, prema::fn<&stats>);
+            for (int i = calls; i < calls + floods; ++i)
+                co_await prema::send(mp, prema::fn<&count>, me, std::int64_t(i));
+            after_flood = co_await prema::call(mp, prema::fn<&stats>);
+        }) == 0);
+        CHECK(after_calls == std::pair<std::int64_t, std::int64_t>{calls, 0});
+        CHECK(after_flood == std::pair<std::int64_t, std::int64_t>{calls + floods, 0});
+        int direct = int(prema::detail::direct_run_count() - direct_before);
+        CHECK(all_ranks_sum(direct) > 0);
+    }
+}
+
 TEST_CASE("access privileges: exclusive never overlaps, shared overlaps on 2 workers") {
     prema::config cfg;
     cfg.workers = 2;

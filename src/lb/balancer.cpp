@@ -82,8 +82,7 @@ bool balancer::next(int worker, work_item& w) {
         double load = h->load(); // claim() frees a withdrawn handler
         if (claim(static_cast<pending_handler*>(h), w)) {
             pending_.fetch_sub(1, std::memory_order_acq_rel);
-            running_.fetch_add(1);
-            running_load_.fetch_add(load);
+            started(load);
             return true;
         }
     }

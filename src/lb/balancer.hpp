@@ -25,6 +25,11 @@ class balancer final : public lb::context {
     void ready(pending_handler* h);
     void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
     void notify(const lb::object_load& l);
+    // A handler started without the policy's queue (the object layer's direct path).
+    void started(double load) noexcept {
+        running_.fetch_add(1);
+        running_load_.fetch_add(load);
+    }
     void finished(double load) noexcept {
         running_.fetch_sub(1);
         running_load_.fetch_sub(load);

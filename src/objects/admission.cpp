@@ -6,13 +6,26 @@
 
 namespace prema::detail::objects {
 
+void note_forwarded(const object_header& h, const object_record& rec) {
+    // Lazy update: the origin learns where the object is from its forwarded message.
+    if (int here = rank(); h.hops > 0 && h.origin != here)
+        post_update(h.origin, h.id, here, rec.moves);
+}
+
+void admit_early(object_record& rec, std::int32_t origin, std::uint64_t& expected) {
+    for (auto it = rec.early.find({origin, expected}); it != rec.early.end();
+         it = rec.early.find({origin, expected})) {
+        // A cancelled request only held its place in the order.
+        if (it->second.header.op != object_op::cancelled)
+            rec.ready.push_back(std::move(it->second));
+        ++expected;
+        rec.early.erase(it);
+    }
+}
+
 // In-order admission: early messages wait, duplicates are dropped.
 void accept(const record_ptr& rec, object_entry e) {
-    int here = rank();
-    if (e.header.hops > 0 && e.header.origin != here) {
-        // Lazy update: the origin learns where the object is from its forwarded message.
-        post_update(e.header.origin, e.header.id, here, rec->moves);
-    }
+    note_forwarded(e.header, *rec);
     {
         std::unique_lock lock(rec->mutex);
         if (rec->gone_to == -2) {
@@ -35,18 +48,10 @@ void accept(const record_ptr& rec, object_entry e) {
             rec->early.emplace(std::pair(origin, e.header.seq), std::move(e));
             return;
         }
-        // A cancelled request only held its place in the order.
-        auto admit = [&](object_entry&& in_order) {
-            if (in_order.header.op != object_op::cancelled)
-                rec->ready.push_back(std::move(in_order));
-            ++expected;
-        };
-        admit(std::move(e));
-        for (auto it = rec->early.find({origin, expected}); it != rec->early.end();
-             it = rec->early.find({origin, expected})) {
-            admit(std::move(it->second));
-            rec->early.erase(it);
-        }
+        if (e.header.op != object_op::cancelled)
+            rec->ready.push_back(std::move(e));
+        ++expected;
+        admit_early(*rec, origin, expected);
     }
     schedule(rec);
 }

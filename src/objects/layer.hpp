@@ -24,6 +24,7 @@ struct layer_state {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
+    std::atomic<std::uint64_t> direct_runs{0};
     // Messages that know of a newer move than this rank does: they wait here until an install
     // or a directory update brings this rank's knowledge up to theirs.
     std::mutex arrivals_mutex;
@@ -57,6 +58,15 @@ std::vector<object_entry> take_arrivals(object_id id);
 
 // admission.cpp: in-order admission of a message to the object living here.
 void accept(const record_ptr& rec, object_entry e);
+// Moves the held messages from `origin` that are next in its order to the ready queue
+// (record locked).
+void admit_early(object_record& rec, std::int32_t origin, std::uint64_t& expected);
+// After a forwarded message: tells its origin where the object is (a lazy directory update).
+void note_forwarded(const object_header& h, const object_record& rec);
+
+// direct.cpp: runs an object message at once on this worker if it may (see there); false,
+// having done nothing, otherwise.
+bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in);
 
 // scheduling.cpp
 // Moves what may start from the front of `ready` to the load-balancing scheduler; runs the
@@ -65,6 +75,22 @@ void schedule(const record_ptr& rec);
 // Pending load of `rec` (locked): its handlers that have not started, each weighing the
 // object's load() as last read.
 lb::object_load pending_load(const object_record& rec);
+// Tells the balancer the pending load of `rec` (locked) if it changed from or to nothing.
+void notify_balancer(object_record& rec);
+// Whether an entry asking `mode` may start now, and granting it that access (record locked).
+bool may_start(const object_record& rec, access mode);
+void grant(object_record& rec, access mode);
+// Reads the object's load() if no user code can be running on it (record locked).
+void read_weight(object_record& rec);
+// Runs a handler granted its access on this thread: a plain one to its end, a coroutine one
+// until it first suspends (it goes on wherever it is resumed). Gives the access back when the
+// handler ends.
+void start_handler(record_ptr rec, object_entry e, access mode, double load);
+void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
+               access mode, double load);
+// Gives access back: `handler` says whether a started handler (not a guard) of weight `load`
+// ends.
+void finish(const record_ptr& rec, access mode, bool handler, double load = 0);
 
 // migration.cpp
 // The object with everything pending on it, as decode_install reads it: what a migration ships

@@ -28,11 +28,11 @@ const object_type* find_object_type(std::uint64_t id) noexcept {
     return it == table<object_type>().end() ? nullptr : &it->second;
 }
 
-std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode,
-                                      bulk_receiver_fn receive_bulk) {
+std::uint64_t register_object_handler(const char* key, object_runner run, object_invoker invoke,
+                                      access mode, bulk_receiver_fn receive_bulk) {
     std::uint64_t id = stable_hash(key);
     table<object_handler_entry>().try_emplace(
-        id, object_handler_entry{id, demangle(key), invoke, mode, receive_bulk});
+        id, object_handler_entry{id, demangle(key), run, invoke, mode, receive_bulk});
     return id;
 }
 

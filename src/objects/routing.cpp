@@ -106,7 +106,10 @@ std::vector<object_entry> take_arrivals(object_id id) {
 namespace {
 
 void on_message(const incoming& in) {
-    auto e = decode_object_message(in.payload, in.token);
+    auto v = view_object_message(in.payload);
+    if (run_now(v.header, v.args, in))
+        return;
+    object_entry e{v.header, in.token, byte_vector(v.args.begin(), v.args.end()), {}};
     if (in.bulk)
         e.bulk = std::move(*in.bulk);
     route(std::move(e));

@@ -33,6 +33,35 @@ access mode_of(const object_entry& e) {
 
 } // namespace
 
+bool may_start(const object_record& rec, access mode) {
+    return !rec.exclusive_running && (mode == access::shared || rec.shared_running == 0);
+}
+
+void grant(object_record& rec, access mode) {
+    if (mode == access::exclusive)
+        rec.exclusive_running = true;
+    else
+        ++rec.shared_running;
+}
+
+void read_weight(object_record& rec) {
+    // load() is user code on the object, so it runs only while no other can: no handler has
+    // started (a claimed one counts in `started` from the moment a worker takes it) and no
+    // exclusive access is granted (a guard counts only there; a handler granted it but not
+    // started yet is skipped too, and the weight is read again when it ends).
+    if (rec.started == 0 && !rec.exclusive_running && rec.object && rec.type->weight)
+        rec.weight = rec.type->weight(rec.object);
+}
+
+void notify_balancer(object_record& rec) {
+    // An object the balancer has not heard of with nothing pending: nothing to tell.
+    auto load = pending_load(rec);
+    if (load.pending == 0 && !rec.in_work_map)
+        return;
+    rec.in_work_map = load.pending > 0;
+    current_balancer().notify(load);
+}
+
 lb::object_load pending_load(const object_record& rec) {
     int n = int(rec.handed.size()) + rec.ready.handlers();
     return {rec.id, n * rec.weight, n};
@@ -44,17 +73,11 @@ void schedule(const record_ptr& rec) {
     auto& lb = current_balancer();
     {
         std::lock_guard lock(rec->mutex);
-        // load() is user code on the object, so it runs only while no other can: no handler
-        // has started (a claimed one counts in `started` from the moment a worker takes it)
-        // and no exclusive access is granted (a guard counts only there; a handler granted it
-        // but not started yet is skipped too, and the weight is read again when it ends).
-        if (rec->started == 0 && !rec->exclusive_running && rec->object && rec->type->weight)
-            rec->weight = rec->type->weight(rec->object);
+        read_weight(*rec);
         while (!rec->ready.empty() && rec->gone_to == -1) {
             auto& head = rec->ready.front();
             access mode = mode_of(head);
-            bool idle = !rec->exclusive_running && rec->shared_running == 0;
-            if ((mode == access::exclusive && !idle) || rec->exclusive_running)
+            if (!may_start(*rec, mode))
                 break;
             object_entry e = std::move(head);
             rec->ready.pop_front();
@@ -100,10 +123,7 @@ void schedule(const record_ptr& rec) {
             case object_op::cancelled: // dropped on admission, never queued
                 continue;
             }
-            if (mode == access::exclusive)
-                rec->exclusive_running = true;
-            else
-                ++rec->shared_running;
+            grant(*rec, mode);
             if (e.header.op == object_op::acquire) {
                 acquired.push_back(std::move(e));
             } else {
@@ -112,7 +132,7 @@ void schedule(const record_ptr& rec) {
             }
         }
         if (rec->gone_to == -1)
-            lb.notify(pending_load(*rec));
+            notify_balancer(*rec);
     }
     for (auto& e : acquired)
         reply_value(
@@ -123,11 +143,7 @@ void schedule(const record_ptr& rec) {
         lb.ready(h);
 }
 
-namespace {
-
-// Gives access back: `handler` says whether a started handler (not a guard) of weight `load`
-// ends.
-void finish(const record_ptr& rec, access mode, bool handler, double load = 0) {
+void finish(const record_ptr& rec, access mode, bool handler, double load) {
     {
         std::lock_guard lock(rec->mutex);
         if (mode == access::exclusive)
@@ -141,6 +157,8 @@ void finish(const record_ptr& rec, access mode, bool handler, double load = 0) {
     schedule(rec);
 }
 
+namespace {
+
 // Makes the access the awaiting coroutine holds known to the tasks it awaits (access_context).
 struct hold {
     const held_access& held;
@@ -152,40 +170,70 @@ struct hold {
     void await_resume() const noexcept {}
 };
 
-detached run_handler(record_ptr rec, object_entry e, access mode, double load) {
-    held_access held{rec->id, mode, e.header.handler};
-    co_await hold{held};
-    auto* h = find_object_handler(e.header.handler);
-    if (!h) {
-        fail(e,
-             fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
-    } else {
-        double begin = 0;
-        int tid = 0;
+// A handler's span in the trace, when tracing.
+struct observed_run {
+    double begin = 0;
+    int tid = 0;
+    observed_run() {
         if (observing()) {
             begin = observe_now_us();
             tid = observe_tid();
         }
+    }
+    void end(const object_handler_entry& h, object_id id) const {
+        if (observing())
+            note_object_handler(h.name, id, begin, tid);
+    }
+};
+
+detached run_task(record_ptr rec, object_entry e, const object_handler_entry* h, access mode,
+                  double load) {
+    held_access held{rec->id, mode, e.header.handler};
+    co_await hold{held};
+    if (!h) {
+        fail(e,
+             fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
+    } else {
+        observed_run run;
         try {
             co_await h->invoke(
                 object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk});
         } catch (...) {
             report_detached_error(h->name, std::current_exception());
         }
-        if (observing())
-            note_object_handler(h->name, rec->id, begin, tid);
+        run.end(*h, rec->id);
     }
     finish(rec, mode, true, load);
 }
 
 void start_claimed(void* arg) {
     auto* h = static_cast<pending_handler*>(arg);
-    auto d = run_handler(std::move(h->rec), std::move(h->entry), h->mode, h->load());
+    start_handler(std::move(h->rec), std::move(h->entry), h->mode, h->load());
     delete h;
-    d.handle.resume();
 }
 
 } // namespace
+
+void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
+               access mode, double load) {
+    observed_run run;
+    try {
+        h.run(call);
+    } catch (...) {
+        report_detached_error(h.name, std::current_exception());
+    }
+    run.end(h, rec->id);
+    finish(rec, mode, true, load);
+}
+
+void start_handler(record_ptr rec, object_entry e, access mode, double load) {
+    auto* h = find_object_handler(e.header.handler);
+    if (h && h->run)
+        return run_plain(rec, *h,
+                         object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk},
+                         mode, load);
+    run_task(std::move(rec), std::move(e), h, mode, load).handle.resume();
+}
 
 } // namespace objects
 
@@ -204,7 +252,7 @@ bool claim(pending_handler* h, work_item& w) {
             h->status = pending_handler::state::started;
             std::erase(rec.handed, h);
             ++rec.started;
-            current_balancer().notify(pending_load(rec));
+            notify_balancer(rec);
             w = {&start_claimed, h};
             return true;
         }

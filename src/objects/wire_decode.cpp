@@ -36,14 +36,17 @@ object_entry read_entry(byte_reader& r) {
 
 } // namespace
 
-object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token) {
+object_message_view view_object_message(std::span<const std::byte> payload) {
     byte_reader r(payload);
-    object_entry e;
-    r.read(&e.header, sizeof e.header);
-    e.token = token;
-    auto rest = r.rest();
-    e.payload.assign(rest.begin(), rest.end());
-    return e;
+    object_message_view v;
+    r.read(&v.header, sizeof v.header);
+    v.args = r.rest();
+    return v;
+}
+
+object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token) {
+    auto v = view_object_message(payload);
+    return object_entry{v.header, token, byte_vector(v.args.begin(), v.args.end()), {}};
 }
 
 decoded_install decode_install(std::span<const std::byte> payload) {

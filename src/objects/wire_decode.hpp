@@ -9,7 +9,13 @@
 
 namespace prema::detail {
 
-// An object message: the object header, then the handler's arguments.
+// An object message: the object header, then the handler's arguments. Throws wire_error when
+// shorter than the header.
+struct object_message_view {
+    object_header header;
+    std::span<const std::byte> args;
+};
+object_message_view view_object_message(std::span<const std::byte> payload);
 object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token);
 
 // A migration payload. `record->object` is a new object of `record->type` that the caller owns

@@ -97,8 +97,11 @@ void report_unanswered_calls(runtime_state& st) {
 // message's whole path inline). The progress thread runs it instead, with a quantum like a
 // worker's: a coroutine that yields or suspends continues on the workers. MPI waits meanwhile, as
 // it does for an inline worker.
+thread_local bool progress_thread_runs_message = false;
+
 void run_on_progress_thread(runtime_state& st, message* m) {
-    thread_local bool running = false; // a message it sends to this rank goes to the workers
+    // A message it sends to this rank meanwhile goes to the workers.
+    bool& running = progress_thread_runs_message;
     if (running || worker_pool::current())
         return st.workers->push({&dispatch_message, m});
     running = true;
@@ -333,6 +336,15 @@ void add_quiescence_waiter(std::coroutine_handle<> h) {
     auto& st = state();
     std::lock_guard lock(st.waiters_mutex);
     st.waiters.push_back(h);
+}
+
+bool only_work_here() noexcept {
+    auto& st = state();
+    if (st.lb->pending() > 0)
+        return false;
+    if (worker_pool::current() == st.workers.get())
+        return st.workers->active() <= 1; // the item running is the caller's
+    return progress_thread_runs_message && st.workers->active() == 0;
 }
 
 } // namespace detail

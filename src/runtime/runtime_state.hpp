@@ -70,6 +70,12 @@ runtime_state* state_or_null() noexcept;
 // Runs on a worker: decodes the message in `arg` and invokes its handler.
 void dispatch_message(void* arg);
 
+// Whether the message the calling thread runs is all the work this rank has: it runs on a
+// worker and no other item is queued or running, or on the progress thread while no worker has
+// any (dedicated progress on shared cores), and no object handler waits in the balancer. More
+// user code may then run to its end right here without hiding work from the balancer.
+bool only_work_here() noexcept;
+
 // Demangled type of the exception being handled (inside a catch block).
 std::string current_exception_type();
 

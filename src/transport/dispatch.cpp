@@ -49,7 +49,8 @@ void run_batch(const wire_header& h, std::span<const std::byte> payload) {
         if (observing())
             note_receive(h.source, item.handler, sizeof item + item.payload_bytes);
         run_one(item.handler,
-                incoming{h.source, item.token, payload.subspan(at, item.payload_bytes)});
+                incoming{h.source, item.token, payload.subspan(at, item.payload_bytes), nullptr,
+                         i + 1 < prefix.count});
         at += batch_padded(item.payload_bytes);
     }
 }

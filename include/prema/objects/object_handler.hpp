@@ -40,19 +40,23 @@ struct object_call {
     bulk_buffer* bulk;
 };
 
-// Runs one object message: decodes the arguments, runs the handler, replies if asked.
+// Runs one object message: decodes the arguments, runs the handler, replies if asked. A plain
+// handler runs to its end in an object_runner; a coroutine handler is the task an
+// object_invoker returns. An error goes to the caller if one awaits a reply, else it is thrown.
+using object_runner = void (*)(object_call call);
 using object_invoker = task<> (*)(object_call call);
 
 struct object_handler_entry {
     std::uint64_t id;
     std::string name;
-    object_invoker invoke;
+    object_runner run;     // a plain handler, else null
+    object_invoker invoke; // a coroutine handler, else null
     access mode;
     bulk_receiver_fn receive_bulk;
 };
 
-std::uint64_t register_object_handler(const char* key, object_invoker invoke, access mode,
-                                      bulk_receiver_fn receive_bulk);
+std::uint64_t register_object_handler(const char* key, object_runner run, object_invoker invoke,
+                                      access mode, bulk_receiver_fn receive_bulk);
 const object_handler_entry* find_object_handler(std::uint64_t id) noexcept;
 
 template <class Params> struct object_params;
@@ -69,55 +73,83 @@ template <class Self, class... A> struct object_params<type_list<Self, A...>> {
 
 template <class H> struct object_handler_id;
 
-template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
+template <class H, class Args> decltype(auto) run_on_object(object_call c, Args& args) {
     using Obj = typename object_traits<H>::object;
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+        return H{}(*static_cast<Obj*>(c.object), std::get<I>(std::move(args))...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<Args>>{});
+}
+
+template <class H> void reply_object_error(object_call c) {
+    if (!c.token)
+        throw;
+    reply_error(c.origin, c.token, find_object_handler(object_handler_id<H>::value)->name,
+                std::current_exception());
+}
+
+template <class H, class... P> void object_run(object_call c, type_list<P...>) {
     using R = call_result<H>;
     byte_reader r(c.payload, c.bulk);
     try {
         auto args = read_args<P...>(r);
         r.expect_end();
-        auto run = [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-            return H{}(*static_cast<Obj*>(c.object), std::get<I>(std::move(args))...);
-        };
-        if constexpr (unwrap_task<handler_result<H>>::is_task) {
-            if constexpr (std::is_void_v<R>) {
-                co_await run(std::index_sequence_for<P...>{});
-                recycle_arguments(args);
-                if (c.token)
-                    reply_void(c.origin, c.token);
-            } else {
-                R v = co_await run(std::index_sequence_for<P...>{});
-                recycle_arguments(args);
-                if (c.token)
-                    reply_value(c.origin, c.token, std::move(v));
-            }
-        } else if constexpr (std::is_void_v<R>) {
-            run(std::index_sequence_for<P...>{});
+        if constexpr (std::is_void_v<R>) {
+            run_on_object<H>(c, args);
             recycle_arguments(args);
             if (c.token)
                 reply_void(c.origin, c.token);
         } else {
-            R v = run(std::index_sequence_for<P...>{});
+            R v = run_on_object<H>(c, args);
             recycle_arguments(args);
             if (c.token)
                 reply_value(c.origin, c.token, std::move(v));
         }
     } catch (...) {
-        if (c.token)
-            reply_error(c.origin, c.token, find_object_handler(object_handler_id<H>::value)->name,
-                        std::current_exception());
-        else
-            throw;
+        reply_object_error<H>(c);
     }
 }
 
-template <class H> task<> object_invoke(object_call c) {
-    return object_invoke<H>(c, typename object_traits<H>::args{});
+template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
+    using R = call_result<H>;
+    byte_reader r(c.payload, c.bulk);
+    try {
+        auto args = read_args<P...>(r);
+        r.expect_end();
+        if constexpr (std::is_void_v<R>) {
+            co_await run_on_object<H>(c, args);
+            recycle_arguments(args);
+            if (c.token)
+                reply_void(c.origin, c.token);
+        } else {
+            R v = co_await run_on_object<H>(c, args);
+            recycle_arguments(args);
+            if (c.token)
+                reply_value(c.origin, c.token, std::move(v));
+        }
+    } catch (...) {
+        reply_object_error<H>(c);
+    }
 }
 
 template <class H> struct object_handler_id {
+    static constexpr bool is_task = unwrap_task<handler_result<H>>::is_task;
+    static object_runner runner() {
+        if constexpr (is_task)
+            return nullptr;
+        else
+            return [](object_call c) { object_run<H>(c, typename object_traits<H>::args{}); };
+    }
+    static object_invoker invoker() {
+        if constexpr (is_task)
+            return [](object_call c) {
+                return object_invoke<H>(c, typename object_traits<H>::args{});
+            };
+        else
+            return nullptr;
+    }
     static inline const std::uint64_t value =
-        register_object_handler(typeid(H).name(), &object_invoke<H>, object_traits<H>::mode,
+        register_object_handler(typeid(H).name(), runner(), invoker(), object_traits<H>::mode,
                                 bulk_receiver(typename object_traits<H>::args{}));
 };
 

@@ -63,9 +63,11 @@ int finish_object_message(object_id id, object_op op, std::uint64_t handler, byt
 // Registers a new object on this rank and names it.
 object_id adopt_local_object(void* obj, const object_type& type);
 
-// This rank's best guess of where `id` lives (-1: destroyed), and its forwards so far.
+// This rank's best guess of where `id` lives (-1: destroyed), its forwards so far, and the
+// object messages it ran on the worker that received them (objects/direct.cpp).
 int where(object_id id);
 std::uint64_t forward_count() noexcept;
+std::uint64_t direct_run_count() noexcept;
 
 // Releases access taken by acquire().
 void release_access(std::uint64_t record, access mode) noexcept;

@@ -48,6 +48,7 @@ struct incoming {
     std::uint64_t token;
     std::span<const std::byte> payload;
     bulk_buffer* bulk = nullptr;
+    bool more_in_batch = false; // messages of its batch run after it
 };
 
 using invoker_fn = void (*)(const incoming&);
