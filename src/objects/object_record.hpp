@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "prema/lb/scheduler.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/transport/byte_vector.hpp"
 
@@ -94,7 +95,7 @@ struct object_record : std::enable_shared_from_this<object_record> {
     double weight = 1;                           // load of one pending handler (T::load(), else 1)
     int gone_to = -1; // >= 0: shipped to that rank; -2: destroyed. Late entries are rerouted.
     bool refused_balancing = false; // a balancing move failed to pack it (and said so)
-    bool in_work_map = false;       // the balancer was last told of pending handlers
+    lb::object_load told{};         // what the balancer last heard of the pending load
 };
 
 using record_ptr = std::shared_ptr<object_record>;

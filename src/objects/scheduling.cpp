@@ -53,12 +53,23 @@ void read_weight(object_record& rec) {
         rec.weight = rec.type->weight(rec.object);
 }
 
+namespace {
+// Whether `now` is at least twice or at most half `told`, or became nonzero.
+bool changed_by_half(double now, double told) {
+    return now >= 2 * told ? now > 0 : 2 * now <= told;
+}
+} // namespace
+
 void notify_balancer(object_record& rec) {
-    // An object the balancer has not heard of with nothing pending: nothing to tell.
+    // The balancer works from estimates (a pending handler weighs the object's last load()),
+    // so it hears of every change from or to nothing and otherwise of changes by half or more:
+    // a flood of messages to one object then costs it a few looks, not three per message.
     auto load = pending_load(rec);
-    if (load.pending == 0 && !rec.in_work_map)
+    const auto& told = rec.told;
+    if ((load.pending == 0) == (told.pending == 0) &&
+        !changed_by_half(load.pending, told.pending) && !changed_by_half(load.load, told.load))
         return;
-    rec.in_work_map = load.pending > 0;
+    rec.told = load;
     current_balancer().notify(load);
 }
 
@@ -68,7 +79,10 @@ lb::object_load pending_load(const object_record& rec) {
 }
 
 void schedule(const record_ptr& rec) {
-    std::vector<pending_handler*> handed;
+    // The thread's list from its last call, capacity and all: no allocation per message.
+    thread_local std::vector<pending_handler*> spare;
+    std::vector<pending_handler*> handed = std::move(spare);
+    handed.clear();
     std::vector<object_entry> acquired;
     auto& lb = current_balancer();
     {
@@ -141,6 +155,7 @@ void schedule(const record_ptr& rec) {
                                                     reinterpret_cast<std::uint64_t>(rec->object)));
     for (auto* h : handed)
         lb.ready(h);
+    spare = std::move(handed);
 }
 
 void finish(const record_ptr& rec, access mode, bool handler, double load) {
