@@ -47,26 +47,15 @@ class byte_writer {
             vector_pool<byte_vector>::get().give(std::move(heap_));
     }
 
+    // Small enough to be inlined into every argument's serialization, where `n` is known.
     void write(const void* p, std::size_t n) {
-        if (!spilled_ && size_ + n <= capacity_) {
+        if (!spilled_ && size_ + n <= capacity_) [[likely]] {
             if (n)
                 std::memcpy(inline_ + size_, p, n);
-        } else {
-            if (!spilled_) {
-                // A heap buffer given in advance (heap()) is kept if it is large enough.
-                std::size_t room = std::max(2 * capacity_, size_ + n);
-                if (heap_.capacity() < room)
-                    heap_ = vector_pool<byte_vector>::get().take_room(room);
-                heap_.assign(inline_, inline_ + size_);
-                spilled_ = true;
-            }
-            // resize leaves the new bytes uninitialised (byte_vector); memcpy is the one copy.
-            std::size_t at = heap_.size();
-            heap_.resize(at + n);
-            if (n)
-                std::memcpy(heap_.data() + at, p, n);
+            size_ += n;
+            return;
         }
-        size_ += n;
+        write_spilled(p, n);
     }
 
     // Overwrites bytes already written (a header reserved before the body was known).
@@ -127,6 +116,23 @@ class byte_writer {
     }
 
   private:
+    [[gnu::noinline]] void write_spilled(const void* p, std::size_t n) {
+        if (!spilled_) {
+            // A heap buffer given in advance (heap()) is kept if it is large enough.
+            std::size_t room = std::max(2 * capacity_, size_ + n);
+            if (heap_.capacity() < room)
+                heap_ = vector_pool<byte_vector>::get().take_room(room);
+            heap_.assign(inline_, inline_ + size_);
+            spilled_ = true;
+        }
+        // resize leaves the new bytes uninitialised (byte_vector); memcpy is the one copy.
+        std::size_t at = heap_.size();
+        heap_.resize(at + n);
+        if (n)
+            std::memcpy(heap_.data() + at, p, n);
+        size_ += n;
+    }
+
     std::byte* inline_;
     std::size_t capacity_;
     std::size_t bulk_from_;
@@ -145,9 +151,8 @@ class byte_reader {
         : bytes_(bytes), bulk_(bulk) {}
 
     void read(void* p, std::size_t n) {
-        if (n > remaining())
-            throw wire_error("truncated payload: needs " + std::to_string(n) + " more bytes, " +
-                             std::to_string(remaining()) + " left");
+        if (n > remaining()) [[unlikely]]
+            truncated(n);
         if (n)
             std::memcpy(p, bytes_.data() + offset_, n);
         offset_ += n;
@@ -181,6 +186,11 @@ class byte_reader {
     }
 
   private:
+    [[noreturn, gnu::noinline]] void truncated(std::size_t n) const {
+        throw wire_error("truncated payload: needs " + std::to_string(n) + " more bytes, " +
+                         std::to_string(remaining()) + " left");
+    }
+
     std::span<const std::byte> bytes_;
     std::size_t offset_ = 0;
     bulk_buffer* bulk_;
