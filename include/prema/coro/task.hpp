@@ -7,6 +7,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstdint>
 #include <exception>
 #include <type_traits>
 #include <utility>
@@ -29,14 +30,28 @@ struct access_context {
     const held_access* holder = nullptr;
 };
 
+// What ends a task that nobody awaits (start_detached): it gets the task's failure, if any,
+// once the frame is gone.
+using detached_end_fn = void (*)(std::uint64_t context, std::exception_ptr failure) noexcept;
+
 struct task_promise_base : pooled_frame, access_context {
     std::coroutine_handle<> continuation = std::noop_coroutine();
+    detached_end_fn detached_end = nullptr;
+    std::uint64_t detached_context = 0;
 
     struct final_awaiter {
         bool await_ready() const noexcept { return false; }
         template <class P>
         std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) const noexcept {
-            return h.promise().continuation;
+            auto& p = h.promise();
+            if (!p.detached_end)
+                return p.continuation;
+            auto end = p.detached_end;
+            auto context = p.detached_context;
+            auto failure = p.failure();
+            h.destroy();
+            end(context, std::move(failure));
+            return std::noop_coroutine();
         }
         void await_resume() const noexcept {}
     };
@@ -52,6 +67,9 @@ template <class T> struct task_promise : task_promise_base {
     void unhandled_exception() noexcept { result.template emplace<2>(std::current_exception()); }
     template <class U> void return_value(U&& v) { result.template emplace<1>(std::forward<U>(v)); }
 
+    std::exception_ptr failure() const noexcept {
+        return result.index() == 2 ? std::get<2>(result) : nullptr;
+    }
     T take() {
         if (result.index() == 2)
             std::rethrow_exception(std::get<2>(result));
@@ -66,6 +84,7 @@ template <> struct task_promise<void> : task_promise_base {
     void unhandled_exception() noexcept { error = std::current_exception(); }
     void return_void() const noexcept {}
 
+    std::exception_ptr failure() const noexcept { return error; }
     void take() const {
         if (error)
             std::rethrow_exception(error);
@@ -101,6 +120,16 @@ template <class T> class [[nodiscard]] task {
 
     // Releases ownership of the frame (used by the runtime to start detached tasks).
     std::coroutine_handle<promise_type> release() noexcept { return std::exchange(h_, {}); }
+
+    // Runs the task on this thread up to its first suspension, owned by nobody: it resumes
+    // wherever what it awaits completes, destroys its own frame at its end and hands `end` its
+    // failure. Cheaper than a detached coroutine around it (one frame, one resumption).
+    void start_detached(detail::detached_end_fn end, std::uint64_t context) && {
+        auto h = release();
+        h.promise().detached_end = end;
+        h.promise().detached_context = context;
+        h.resume();
+    }
 
   private:
     struct awaiter {

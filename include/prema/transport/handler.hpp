@@ -146,6 +146,15 @@ template <class H> struct handler_id {
         typeid(H).name(), &invoke<H>, bulk_receiver(typename callable_traits<H>::params{}));
 };
 
+template <class H>
+inline constexpr bool params_by_value =
+    std::is_same_v<typename callable_traits<H>::raw_params, typename callable_traits<H>::params>;
+
+template <class H> void end_of_sent_task(std::uint64_t, std::exception_ptr failure) noexcept {
+    if (failure)
+        report_detached_error(handler_name(handler_id<H>::value), failure);
+}
+
 // Runs a coroutine handler detached; its frame owns the decoded arguments.
 template <class H, class Tuple>
 detached run_task_handler(Tuple args, int source, std::uint64_t token) {
@@ -178,7 +187,13 @@ template <class H, class... P> void invoke(const incoming& in, type_list<P...>) 
         auto args = read_args<P...>(r);
         r.expect_end();
         if constexpr (unwrap_task<R>::is_task) {
-            // Resumes right here, on this worker, up to the handler's first suspension.
+            // Both resume right here, on this worker, up to the handler's first suspension. A
+            // send to a handler whose frame owns its arguments (all by value) needs no
+            // coroutine around the handler's own.
+            if constexpr (std::is_void_v<call_result<H>> && params_by_value<H>) {
+                if (!in.token)
+                    return std::apply(H{}, std::move(args)).start_detached(&end_of_sent_task<H>, 0);
+            }
             run_task_handler<H>(std::move(args), in.source, in.token).handle.resume();
         } else if constexpr (std::is_void_v<R>) {
             std::apply(H{}, std::move(args));
