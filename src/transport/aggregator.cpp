@@ -52,7 +52,7 @@ void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std
     ++b.count;
     if (observing())
         note_send(dest, handler, sizeof item + bytes);
-    if (capacity_ < b.used + sizeof(batch_item) + min_room)
+    if (bytes >= prompt_bytes || capacity_ < b.used + sizeof(batch_item) + min_room)
         flush(dest);
 }
 
