@@ -28,7 +28,7 @@ bool hold_sender(std::coroutine_handle<> h);
 
 struct send_awaiter {
     bool await_ready() const noexcept {
-        return !detail::quantum_expired() && !detail::sends_held();
+        return !detail::quantum_expired_now_and_then() && !detail::sends_held();
     }
     bool await_suspend(std::coroutine_handle<> h) const {
         if (detail::hold_sender(h))
