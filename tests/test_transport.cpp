@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mpi.h>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <prema/prema.hpp>
@@ -642,6 +644,44 @@ prema::task<long long> global_hops(int phase) {
     co_return total;
 }
 } // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation: a message of 1 KiB or more is not held back in its sender's batch
+
+namespace {
+std::atomic<bool> big_echoed{false};
+
+void on_echoed() {
+    big_echoed = true;
+}
+
+void on_big(std::vector<char> v) {
+    if (v.size() == 2048)
+        (void)prema::send(0, prema::fn<&on_echoed>);
+}
+} // namespace
+
+TEST_CASE("a message of 1 KiB or more leaves while its sender still runs") {
+    // Rank 0's entry sends 2 KiB to rank 1 and then computes without suspending: the reply can
+    // only come (to rank 0's second worker) if the message left before the entry ends.
+    prema::config cfg;
+    cfg.progress = prema::progress_mode::dedicated;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    big_echoed = false;
+    bool in_time = false;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0 && prema::ranks() > 1) {
+            co_await prema::send(1, prema::fn<&on_big>, std::vector<char>(2048, 'x'));
+            auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (!big_echoed && std::chrono::steady_clock::now() < until)
+                std::this_thread::yield();
+            in_time = big_echoed;
+        }
+    }) == 0);
+    if (prema::rank() == 0 && prema::ranks() > 1)
+        CHECK(in_time);
+}
 
 TEST_CASE("quiescence: run() returns only after every cascading hop") {
     const int p = world_size();
