@@ -79,6 +79,7 @@ progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool&
 
 progress_engine::~progress_engine() {
     drain_uncounted();
+    repost_deferred();
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         MPI_Cancel(&slot_requests_[i]);
         MPI_Wait(&slot_requests_[i], MPI_STATUS_IGNORE);
@@ -346,7 +347,16 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
               &op_requests_.back());
 }
 
+void progress_engine::repost_deferred() {
+    if (deferred_slot_ < 0)
+        return;
+    slots_[std::size_t(deferred_slot_)] = pool_.acquire();
+    post_receive(deferred_slot_);
+    deferred_slot_ = -1;
+}
+
 bool progress_engine::poll_headers() {
+    repost_deferred();
     // Headers wait in MPI while this rank is behind: received messages not run yet, or a
     // backlog of handlers that the workers are working down. A backlog that does not shrink
     // may be waiting for a message (a reply its handler awaits), so it never stops receiving.
@@ -363,8 +373,11 @@ bool progress_engine::poll_headers() {
         if (!done)
             break;
         message* m = slots_[head_];
-        slots_[head_] = pool_.acquire();
-        post_receive(int(head_));
+        // This slot's next receive is posted at the next look, after the message has been
+        // handed over: inline, its handler runs (and its reply leaves) one MPI_Irecv sooner.
+        // The other slots stay posted meanwhile, and MPI keeps what arrives for none.
+        repost_deferred();
+        deferred_slot_ = int(head_);
         head_ = (head_ + 1) % slots_.size();
         ++wire_received_;
         on_header(m, status);

@@ -139,6 +139,7 @@ class progress_engine {
     }
     bool flush_outbox();
     void post_receive(int slot);
+    void repost_deferred();
     void on_header(message* m, const MPI_Status& status);
     void on_op_done(const op& o);
     void count_received(message* m);
@@ -159,7 +160,8 @@ class progress_engine {
     std::vector<message*> slots_;
     std::vector<MPI_Request> slot_requests_;
     std::size_t head_ = 0;
-    std::vector<op> ops_; // parallel to op_requests_
+    int deferred_slot_ = -1; // received from, not yet posted again (see poll_headers)
+    std::vector<op> ops_;    // parallel to op_requests_
     struct unreceived_payload {
         int source, tag;
     };
