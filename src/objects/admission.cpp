@@ -52,6 +52,11 @@ void accept(const record_ptr& rec, object_entry e) {
             rec->ready.push_back(std::move(e));
         ++expected;
         admit_early(*rec, origin, expected);
+        // Behind an exclusive handler nothing can start: the handler's end schedules them.
+        if (rec->exclusive_running) {
+            notify_balancer(*rec);
+            return;
+        }
     }
     schedule(rec);
 }

@@ -229,8 +229,10 @@ void start_claimed(void* arg) {
 
 } // namespace
 
-void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
-               access mode, double load) {
+namespace {
+
+// Runs a plain handler of the object to its end (an error nobody awaits is reported).
+void invoke_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call) {
     observed_run run;
     try {
         h.run(call);
@@ -238,7 +240,63 @@ void run_plain(const record_ptr& rec, const object_handler_entry& h, const objec
         report_detached_error(h.name, std::current_exception());
     }
     run.end(h, rec->id);
-    finish(rec, mode, true, load);
+}
+
+// Gives back the access of a plain handler that ended on this thread and, while the rank has
+// nothing else to do and its quantum lasts, takes the object's next ready entry if it is a
+// plain handler that may start now: a flood of messages to one object then runs here back to
+// back, where the queued path would hand each to the balancer and claim it again. False once
+// the access is given back and whatever may start is scheduled.
+bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, object_entry& next,
+                          const object_handler_entry*& next_handler) {
+    const double ended = load;
+    bool took = false;
+    {
+        std::lock_guard lock(rec->mutex);
+        if (mode == access::exclusive)
+            rec->exclusive_running = false;
+        else
+            --rec->shared_running;
+        --rec->started;
+        if (rec->gone_to == -1 && !rec->ready.empty() &&
+            rec->ready.front().header.op == object_op::user && only_work_here() &&
+            !quantum_expired()) {
+            const auto* h = find_object_handler(rec->ready.front().header.handler);
+            if (h && h->run && may_start(*rec, h->mode)) {
+                read_weight(*rec);
+                next = std::move(rec->ready.front());
+                rec->ready.pop_front();
+                mode = h->mode;
+                grant(*rec, mode);
+                ++rec->started;
+                load = rec->weight;
+                next_handler = h;
+                took = true;
+                notify_balancer(*rec);
+            }
+        }
+    }
+    auto& lb = current_balancer();
+    lb.finished(ended);
+    // A shared one taken may leave others that can start beside it: they go to the balancer.
+    if (!took || mode == access::shared)
+        schedule(rec);
+    if (took)
+        lb.started(load);
+    return took;
+}
+
+} // namespace
+
+void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
+               access mode, double load) {
+    invoke_plain(rec, h, call);
+    object_entry next;
+    const object_handler_entry* next_handler = nullptr;
+    while (finish_and_take_next(rec, mode, load, next, next_handler))
+        invoke_plain(
+            rec, *next_handler,
+            object_call{rec->object, next.header.origin, next.token, next.payload, &next.bulk});
 }
 
 void start_handler(record_ptr rec, object_entry e, access mode, double load) {
