@@ -88,22 +88,27 @@ template <class H> void reply_object_error(object_call c) {
                 std::current_exception());
 }
 
+// After the handler: its arguments go back to their pools, and a caller gets the result.
+template <class Args, class... V> void object_done(const object_call& c, Args& args, V&&... v) {
+    recycle_arguments(args);
+    if (!c.token)
+        return;
+    if constexpr (sizeof...(V) == 0)
+        reply_void(c.origin, c.token);
+    else
+        reply_value(c.origin, c.token, std::forward<V>(v)...);
+}
+
 template <class H, class... P> void object_run(object_call c, type_list<P...>) {
-    using R = call_result<H>;
     byte_reader r(c.payload, c.bulk);
     try {
         auto args = read_args<P...>(r);
         r.expect_end();
-        if constexpr (std::is_void_v<R>) {
+        if constexpr (std::is_void_v<call_result<H>>) {
             run_on_object<H>(c, args);
-            recycle_arguments(args);
-            if (c.token)
-                reply_void(c.origin, c.token);
+            object_done(c, args);
         } else {
-            R v = run_on_object<H>(c, args);
-            recycle_arguments(args);
-            if (c.token)
-                reply_value(c.origin, c.token, std::move(v));
+            object_done(c, args, run_on_object<H>(c, args));
         }
     } catch (...) {
         reply_object_error<H>(c);
@@ -111,21 +116,15 @@ template <class H, class... P> void object_run(object_call c, type_list<P...>) {
 }
 
 template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
-    using R = call_result<H>;
     byte_reader r(c.payload, c.bulk);
     try {
         auto args = read_args<P...>(r);
         r.expect_end();
-        if constexpr (std::is_void_v<R>) {
+        if constexpr (std::is_void_v<call_result<H>>) {
             co_await run_on_object<H>(c, args);
-            recycle_arguments(args);
-            if (c.token)
-                reply_void(c.origin, c.token);
+            object_done(c, args);
         } else {
-            R v = co_await run_on_object<H>(c, args);
-            recycle_arguments(args);
-            if (c.token)
-                reply_value(c.origin, c.token, std::move(v));
+            object_done(c, args, co_await run_on_object<H>(c, args));
         }
     } catch (...) {
         reply_object_error<H>(c);
