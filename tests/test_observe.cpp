@@ -251,7 +251,6 @@ TEST_CASE("migrations out = in and messages sent = received over the ranks, expl
         // The policy moves objects off rank 0 while every rank sends them work; balancing stays
         // on to the end, so policy messages may be on the wire when the runtime shuts down.
         CHECK(rt.run([&]() -> prema::task<> {
-            prema::lb::enable_balancing(true);
             for (auto mp : all)
                 co_await prema::send(mp, prema::fn<&work>);
         }) == 0);

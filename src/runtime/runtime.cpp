@@ -521,6 +521,7 @@ runtime::~runtime() {
     auto& st = impl_->st;
     for (auto& f : st.at_shutdown)
         f();
+    st.lb->warn_if_held_off();
     // Before the stats: a policy message sent at the very end is received there, not lost.
     st.engine->drain_uncounted();
     detail::observe_finish(st); // collective, on st.comm
@@ -557,6 +558,7 @@ int runtime::run(entry_fn entry) {
         st.workers->stop();
     }
     st.entry = nullptr;
+    st.lb->phase_over();
     if (detail::observing())
         detail::note_phase(detail::now_ticks() - phase_start);
     return st.errors.load() > 0 ? 1 : 0;
