@@ -515,6 +515,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     detail::log().debug(
         "runtime up: {} ranks, {} workers, {} progress, quantum {} us", st.size, st.cfg.workers,
         detail::describe_progress(st.requested_progress, st.cfg.progress), st.cfg.quantum_us);
+    if (st.cfg.show_help && st.rank == 0)
+        std::fputs(config::help().c_str(), stdout);
 }
 
 runtime::~runtime() {
@@ -537,6 +539,8 @@ runtime::~runtime() {
 
 int runtime::run(entry_fn entry) {
     auto& st = impl_->st;
+    if (st.cfg.show_help) // the constructor printed it; every rank returns alike
+        return 0;
     st.entry = std::move(entry);
     st.errors.store(0);
     st.phase_over.store(false);
@@ -579,6 +583,9 @@ int run(int& argc, char**& argv, entry_fn entry) {
         if (cfg.show_version) {
             if (world_rank == 0)
                 std::printf("prema %s\n", version());
+        } else if (cfg.show_help) {
+            if (world_rank == 0)
+                std::fputs(config::help().c_str(), stdout);
         } else {
             runtime rt(MPI_COMM_WORLD, std::move(cfg));
             rc = rt.run(std::move(entry));
