@@ -1,9 +1,14 @@
 // prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors;
-// the rule that resolves --prema-progress auto, on made-up core counts.
+// --prema-help against the parser and README; the rule that resolves --prema-progress auto, on
+// made-up core counts.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +17,7 @@
 #include <prema/error.hpp>
 
 #include "runtime/core_sharing.hpp"
+#include "runtime/options.hpp"
 
 namespace {
 
@@ -266,6 +272,88 @@ TEST_SUITE("config") {
         CHECK(a.remaining() == std::vector<std::string>{"prog", "input.dat"});
         args none{"prog"};
         CHECK_FALSE(prema::config::from_args(none.argc, none.argv()).show_version);
+    }
+
+    TEST_CASE("--prema-help is a flag without a value, PREMA_HELP=1 its twin") {
+        clean_env env;
+        args a{"prog", "--prema-help", "input.dat", "--prema-workers", "2"};
+        auto c = prema::config::from_args(a.argc, a.argv());
+        CHECK(c.show_help);
+        CHECK(c.workers == 2);
+        CHECK(a.remaining() == std::vector<std::string>{"prog", "input.dat"});
+        args none{"prog"};
+        CHECK_FALSE(prema::config::from_args(none.argc, none.argv()).show_help);
+        {
+            scoped_env h("PREMA_HELP", "1");
+            CHECK(prema::config::from_env().show_help);
+        }
+        args off{"prog", "--prema-help=0"};
+        CHECK_FALSE(prema::config::from_args(off.argc, off.argv()).show_help);
+    }
+
+    TEST_CASE("--prema-help lists every option the parser takes, with its twin and default") {
+        const auto help = prema::config::help();
+        const auto list = prema::detail::option_list();
+        std::vector<std::unique_ptr<scoped_env>> unset; // the defaults, whatever the shell says
+        for (auto& o : list)
+            if (!o.env.empty())
+                unset.push_back(std::make_unique<scoped_env>(o.env.c_str(), nullptr));
+        // Every field of prema::config has its option; a name dropped from the table would no
+        // longer parse, and one added to it is listed by construction.
+        for (const char* name : {"workers",
+                                 "progress",
+                                 "quantum-us",
+                                 "lb",
+                                 "lb-period-us",
+                                 "lb-neighbours",
+                                 "lb-alpha",
+                                 "log",
+                                 "eager-bytes",
+                                 "max-message-bytes",
+                                 "aggregate-bytes",
+                                 "aggregate-us",
+                                 "max-outstanding-bytes",
+                                 "pool-messages",
+                                 "recv-slots",
+                                 "stats",
+                                 "restart",
+                                 "trace",
+                                 "version",
+                                 "help"}) {
+            CAPTURE(name);
+            CHECK(std::count_if(list.begin(), list.end(),
+                                [&](auto& o) { return o.name == name; }) == 1);
+        }
+        CHECK(list.size() == 20);
+        for (auto& o : list) {
+            CAPTURE(o.name);
+            CHECK(contains(help, "--prema-" + o.name + (o.value.empty() ? "" : " " + o.value)));
+            if (!o.env.empty())
+                CHECK(contains(help, o.env));
+            CHECK(contains(help, "default " + (o.fallback.empty() ? "none" : o.fallback)));
+            // The default shown is the default: giving it changes nothing.
+            if (!o.fallback.empty()) {
+                args a{"prog", "--prema-" + o.name + "=" + o.fallback};
+                CHECK(prema::config::from_args(a.argc, a.argv()) == prema::config{});
+            }
+            // The twin is the one from_env reads.
+            if (!o.env.empty() && !o.fallback.empty()) {
+                scoped_env e(o.env.c_str(), o.fallback.c_str());
+                CHECK(prema::config::from_env() == prema::config{});
+            }
+        }
+        args unknown{"prog", "--prema-helps"};
+        CHECK(contains(usage_message(unknown), "--prema-helps"));
+    }
+
+    TEST_CASE("README's runtime options table is the one --prema-help prints") {
+        std::ifstream in(PREMA_README);
+        REQUIRE(in);
+        std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto table = prema::detail::options_markdown();
+        CHECK_MESSAGE(contains(readme, table),
+                      "README.md's \"Runtime options\" table should read:\n"
+                          << table);
     }
 
 } // TEST_SUITE("config")

@@ -150,6 +150,22 @@ TEST_CASE("two runtimes one after another") {
     }
 }
 
+TEST_CASE("with --prema-help every rank's run() returns 0 without running the entry") {
+    prema::config cfg;
+    cfg.show_help = true;
+    std::atomic<int> entries{0};
+    {
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        for (int phase = 0; phase < 2; ++phase)
+            CHECK(rt.run([&]() -> prema::task<> {
+                entries.fetch_add(1);
+                co_return;
+            }) == 0);
+    }
+    CHECK(entries.load() == 0);
+    check_mpi_alive();
+}
+
 TEST_CASE("the default config resolves auto to dedicated or inline, the same on every rank") {
     int me = world_rank(), n = world_size();
     prema::runtime rt(MPI_COMM_WORLD);

@@ -186,8 +186,7 @@ TEST_CASE("the balancer skips an object it cannot pack and logs it") {
     std::vector<prema::mobile_ptr<fragile>> mine;
     refuse_packing = true;
     checker check;
-    int rc = rt.run([&]() -> prema::task<> {
-        prema::lb::enable_balancing(true);
+    int rc = rt.run([&]() -> prema::task<> { // balancing is on: a policy is named
         if (prema::rank() == 0) {
             for (int i = 0; i < objects; ++i)
                 mine.push_back(prema::make_mobile<fragile>());
@@ -196,7 +195,6 @@ TEST_CASE("the balancer skips an object it cannot pack and logs it") {
                     co_await prema::send(mp, prema::fn<&slow_add>, std::int64_t(1));
         }
         co_await prema::quiescence();
-        prema::lb::enable_balancing(false);
         for (auto mp : mine)
             check(prema::where(mp) == 0, "an object moved although it cannot be packed");
         check.done = true;

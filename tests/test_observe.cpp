@@ -251,7 +251,6 @@ TEST_CASE("migrations out = in and messages sent = received over the ranks, expl
         // The policy moves objects off rank 0 while every rank sends them work; balancing stays
         // on to the end, so policy messages may be on the wire when the runtime shuts down.
         CHECK(rt.run([&]() -> prema::task<> {
-            prema::lb::enable_balancing(true);
             for (auto mp : all)
                 co_await prema::send(mp, prema::fn<&work>);
         }) == 0);
@@ -302,4 +301,27 @@ TEST_CASE("--prema-stats overhead: the workers' time neither running items nor i
         CHECK(r.overhead_ms >= least);
         CHECK(r.busy_ms < least);
     }
+}
+
+TEST_CASE("prema::wtime() is steady_clock in seconds, with or without a runtime") {
+    auto steady = [] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    };
+    double s0 = steady(), w0 = prema::wtime();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    double w1 = prema::wtime(), s1 = steady();
+    CHECK(w0 >= s0);
+    CHECK(w1 <= s1);
+    CHECK(w1 - w0 >= 0.020);
+    double inside = 0;
+    {
+        prema::runtime rt(MPI_COMM_WORLD);
+        CHECK(rt.run([&]() -> prema::task<> {
+            inside = prema::wtime();
+            co_return;
+        }) == 0);
+    }
+    CHECK(inside > w1);
+    CHECK(inside < prema::wtime());
 }

@@ -130,7 +130,6 @@ TEST_CASE("8 ranks x 2 workers: load balancing from one rank") {
         MPI_Bcast(mine.data(), n * int(sizeof(prema::mobile_ptr<tally>)), MPI_BYTE, 0,
                   MPI_COMM_WORLD);
         CHECK(rt.run([&]() -> prema::task<> {
-            prema::lb::enable_balancing(true);
             for (std::int64_t k = 0; k < 2; ++k)
                 for (auto mp : mine)
                     co_await prema::send(mp, prema::fn<&work>, prema::rank(), k);

@@ -456,6 +456,7 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     res.progress = prema::to_string(cfg.progress);
 
     prema::runtime rt(MPI_COMM_WORLD, cfg);
+    prema::lb::enable_balancing(false); // phase 2 turns it on (before or after the sends)
 
     // Phase 1: rank 0 creates everything and deals it out round robin; nothing balances yet.
     if (me == 0)

@@ -141,7 +141,7 @@ std::string cli::usage() const {
         u += left + wrapped(help, left.size(), 26);
     }
     u += "  --help                  this text\n\nRuntime options (--prema-workers, --prema-lb, "
-         "...): see README.md \"Runtime options\".\n";
+         "...): --prema-help lists them.\n";
     return u;
 }
 
@@ -155,9 +155,11 @@ int main(int argc, char** argv, const cli& options,
     bool run = false;
     try {
         cfg = prema::config::from_args(argc, argv);
-        run = options.parse(argc, argv) && !cfg.show_version;
+        run = options.parse(argc, argv) && !cfg.show_version && !cfg.show_help;
         if (cfg.show_version && rank == 0)
             std::printf("prema %s\n", prema::version());
+        else if (cfg.show_help && rank == 0)
+            std::fputs(prema::config::help().c_str(), stdout);
         else if (!run && rank == 0)
             std::fputs(options.usage().c_str(), stdout);
     } catch (const prema::usage_error& e) {

@@ -58,7 +58,8 @@ class cli {
 
 // An example's main(): initialises MPI (MPI_THREAD_SERIALIZED, what every progress mode
 // accepts), reads the runtime's options and the example's, then runs `body` on every rank.
-// --help prints the usage on rank 0 and returns 0; a bad option prints "program: reason" on
+// --help prints the usage on rank 0 and returns 0, --prema-help the runtime's options and
+// --prema-version its version likewise; a bad option prints "program: reason" on
 // rank 0 and returns 2, and so does a prema::usage_error out of `body` (which must then come
 // from a check every rank makes alike); any other exception aborts the job with its message.
 int main(int argc, char** argv, const cli& options,

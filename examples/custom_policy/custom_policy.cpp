@@ -105,7 +105,6 @@ outcome measure(const prema::config& cfg) {
     prema::runtime rt(MPI_COMM_WORLD, cfg);
     double start = MPI_Wtime();
     rt.run([&]() -> prema::task<> {
-        prema::lb::enable_balancing(true); // on every rank
         if (prema::rank() != 0)
             co_return;
         int objects = 8 * prema::ranks() * cfg.workers;

@@ -168,6 +168,7 @@ outcome run_prema(const problem& p, const prema::config& cfg, bool rotate, const
     std::string restart = c.restart.empty() ? cfg.restart : c.restart;
     out.migrations = example::run_under_policy(cfg, cfg.lb, [&]() -> prema::task<> {
         int me = prema::rank();
+        prema::lb::enable_balancing(false); // until every block is placed
         saved_run run = co_await start(p, restart);
         auto& blocks = run.names;
         co_await prema::quiescence();      // every block placed, step-0 edges delivered

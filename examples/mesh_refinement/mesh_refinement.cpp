@@ -242,8 +242,6 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
         g_busy.refined = 0;
     }
     auto before = prema::lb::current_stats();
-    bool balance = policy != "none";
-    prema::lb::enable_balancing(balance);
     if (me == 0)
         std::fprintf(stderr, "[%s] refining %d subdomains\n", policy.c_str(), n);
     MPI_Barrier(MPI_COMM_WORLD);

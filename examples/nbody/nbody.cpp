@@ -151,7 +151,6 @@ outcome simulate(const problem& p, const nbody::initial_state& init, const prema
             mine.push_back(prema::make_mobile<chunk>(
                 chunk{c, b, e, slice(init.x, b, e), slice(init.v, b, e), 0, {}, {}}));
         }
-        prema::lb::enable_balancing(true);
         co_await prema::quiescence(); // every rank has placed its chunks
         example::stopwatch clock;
         example::progress shown("nbody " + policy + ": step");

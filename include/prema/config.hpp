@@ -1,5 +1,6 @@
 // Runtime options. Every field has a command-line form `--prema-NAME VALUE` (or
-// `--prema-NAME=VALUE`) and an environment twin `PREMA_NAME`; the flag wins.
+// `--prema-NAME=VALUE`) and an environment twin `PREMA_NAME`; the flag wins. `--prema-help`
+// (config::help()) lists them all with their twins, defaults and meanings.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,9 @@ struct config {
     std::string trace;   // --prema-trace FILE: Chrome trace event file written by rank 0
     std::string restart; // --prema-restart DIR: prema::restart_dir() for the application
     bool show_version = false; // --prema-version (no value): prema::run prints it and exits
+    // --prema-help (no value; PREMA_HELP=1): rank 0 prints help(); prema::run then returns 0
+    // and runtime::run returns 0 at once, neither running the entry.
+    bool show_help = false;
 
     // Reads PREMA_* variables, then --prema-* flags, removing the flags from argv so that
     // the application sees only its own arguments. Throws usage_error on a bad value or an
@@ -48,6 +52,11 @@ struct config {
 
     // The same, without a command line.
     static config from_env();
+
+    // Every option with its environment twin, default and meaning, for a terminal.
+    static std::string help();
+
+    bool operator==(const config&) const = default;
 };
 
 std::string to_string(progress_mode m); // "auto", "dedicated" or "inline"

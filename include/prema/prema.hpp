@@ -16,3 +16,4 @@
 #include "prema/transport/remote_memory.hpp"
 #include "prema/transport/send.hpp"
 #include "prema/version.hpp"
+#include "prema/wtime.hpp"

@@ -47,6 +47,7 @@ class runtime {
 
     // Runs `entry` on every rank; returns at global quiescence, on every rank together.
     // Returns 0, or 1 if a handler or entry failed on this rank (the errors are logged).
+    // With --prema-help (which the constructor prints on rank 0) it returns 0 at once.
     int run(entry_fn entry);
 
   private:
@@ -56,6 +57,7 @@ class runtime {
 
 // Parses --prema-* options out of argv, initialises MPI if needed, runs one phase and shuts
 // down. Returns 0 or 1 as runtime::run does; bad options are reported on rank 0 and give 2.
+// --prema-help and --prema-version print on rank 0 and return 0 without running `entry`.
 int run(int& argc, char**& argv, entry_fn entry);
 
 } // namespace prema

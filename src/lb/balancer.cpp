@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
+#include "runtime/log.hpp"
 #include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -97,6 +98,15 @@ void balancer::tick() {
         return;
     next_tick_ = now + period_;
     policy_->dist_balance();
+}
+
+void balancer::warn_if_held_off() const {
+    if (rank() != 0 || cfg_.lb == "none" || enabled_.load() || was_on_.load())
+        return;
+    log().warn("--prema-lb {} never balanced: prema::lb::enable_balancing(false) was left on to "
+               "the end (no phase ended with balancing on); call enable_balancing(true) on every "
+               "rank once the objects are placed",
+               cfg_.lb);
 }
 
 void balancer::deliver(int from, std::span<const std::byte> bytes) {

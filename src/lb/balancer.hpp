@@ -45,7 +45,19 @@ class balancer final : public lb::context {
     void deliver(int from, std::span<const std::byte> bytes);
 
     lb::scheduler& policy() noexcept { return *policy_; }
-    void set_enabled(bool on) noexcept { enabled_.store(on); }
+    void set_enabled(bool on) noexcept {
+        enabled_.store(on);
+        if (on)
+            was_on_.store(true);
+    }
+    // Thread that called run(): a phase ended. Balancing still on counts as having balanced.
+    void phase_over() noexcept {
+        if (enabled_.load())
+            was_on_.store(true);
+    }
+    // Runtime destructor: rank 0 warns once if enable_balancing(false) held a named policy off
+    // for good (a placement phase whose end was forgotten).
+    void warn_if_held_off() const;
 
     // lb::context
     void send(int rank, std::span<const std::byte> bytes) override;
@@ -72,7 +84,10 @@ class balancer final : public lb::context {
     std::atomic<std::int64_t> queued_{0};
     std::atomic<std::int64_t> running_{0};
     std::atomic<double> running_load_{0};
-    std::atomic<bool> enabled_{false};
+    // On from the start when a policy is named; enable_balancing(false) is the opt-out.
+    std::atomic<bool> enabled_{true};
+    // Balancing was on at the end of a phase or turned on by enable_balancing(true).
+    std::atomic<bool> was_on_{false};
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point next_tick_{};
 

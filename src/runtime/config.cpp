@@ -1,10 +1,14 @@
 #include "prema/config.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
-#include <cstring>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "prema/error.hpp"
+#include "runtime/options.hpp"
 
 namespace prema {
 
@@ -38,114 +42,233 @@ double parse_double(std::string_view name, const std::string& value) {
     return v;
 }
 
-// Applies one option; returns false if `name` is not a runtime option.
-bool apply(config& c, std::string_view name, const std::string& value) {
-    if (name == "workers") {
-        auto v = parse_unsigned(name, value);
-        if (v < 1 || v > 1024)
-            throw usage_error("option --prema-workers: " + value + " is outside 1..1024");
-        c.workers = int(v);
-    } else if (name == "progress") {
-        if (value == "auto")
-            c.progress = progress_mode::automatic;
-        else if (value == "dedicated")
-            c.progress = progress_mode::dedicated;
-        else if (value == "inline")
-            c.progress = progress_mode::inline_;
-        else
-            throw usage_error("option --prema-progress: '" + value +
-                              "' is not one of auto, dedicated, inline");
-    } else if (name == "quantum-us") {
-        c.quantum_us = parse_unsigned(name, value);
-    } else if (name == "lb") {
-        c.lb = value;
-    } else if (name == "lb-period-us") {
-        c.lb_period_us = parse_unsigned(name, value);
-        if (c.lb_period_us == 0)
-            throw usage_error("option --prema-lb-period-us: must be positive");
-    } else if (name == "lb-neighbours") {
-        auto v = parse_unsigned(name, value);
-        if (v < 1 || v > 4096)
-            throw usage_error("option --prema-lb-neighbours: " + value + " is outside 1..4096");
-        c.lb_neighbours = int(v);
-    } else if (name == "lb-alpha") {
-        c.lb_alpha = parse_double(name, value);
-        if (!(c.lb_alpha > 0 && c.lb_alpha < 1))
-            throw usage_error("option --prema-lb-alpha: " + value + " is outside (0, 1)");
-    } else if (name == "log") {
-        static constexpr std::string_view levels[] = {"trace", "debug",    "info", "warn",
-                                                      "error", "critical", "off"};
-        bool ok = false;
-        for (auto l : levels)
-            ok |= value == l;
-        if (!ok)
-            throw usage_error("option --prema-log: '" + value +
-                              "' is not one of trace, debug, info, warn, error, critical, off");
-        c.log = value;
-    } else if (name == "eager-bytes") {
-        c.eager_bytes = parse_unsigned(name, value);
-        if (c.eager_bytes > (std::size_t{1} << 20))
-            throw usage_error("option --prema-eager-bytes: " + value + " is above 1 MiB");
-    } else if (name == "aggregate-bytes") {
-        c.aggregate_bytes = parse_unsigned(name, value);
-        if (c.aggregate_bytes > (std::size_t{1} << 20))
-            throw usage_error("option --prema-aggregate-bytes: " + value + " is above 1 MiB");
-    } else if (name == "aggregate-us") {
-        c.aggregate_us = parse_unsigned(name, value);
-    } else if (name == "max-outstanding-bytes") {
-        c.max_outstanding_bytes = parse_unsigned(name, value);
-    } else if (name == "max-message-bytes") {
-        c.max_message_bytes = parse_unsigned(name, value);
-        if (c.max_message_bytes > std::size_t(0x7fffffff))
-            throw usage_error("option --prema-max-message-bytes: " + value +
-                              " is above the 2 GiB an MPI message can carry");
-    } else if (name == "pool-messages") {
-        c.pool_messages = parse_unsigned(name, value);
-    } else if (name == "recv-slots") {
-        auto v = parse_unsigned(name, value);
-        if (v < 1 || v > 4096)
-            throw usage_error("option --prema-recv-slots: " + value + " is outside 1..4096");
-        c.recv_slots = int(v);
-    } else if (name == "stats") {
-        if (value == "1" || value == "true" || value == "on")
-            c.stats = true;
-        else if (value == "0" || value == "false" || value == "off" || value.empty())
-            c.stats = false;
-        else
-            throw usage_error("option --prema-stats: '" + value + "' is not one of 1, 0");
-    } else if (name == "trace") {
-        c.trace = value;
-    } else if (name == "restart") {
-        if (value.empty())
-            throw usage_error("option --prema-restart: needs a checkpoint directory");
-        c.restart = value;
-    } else {
+bool parse_switch(std::string_view name, const std::string& value) {
+    if (value == "1" || value == "true" || value == "on")
+        return true;
+    if (value == "0" || value == "false" || value == "off" || value.empty())
         return false;
-    }
-    return true;
+    throw usage_error("option --prema-" + std::string(name) + ": '" + value +
+                      "' is not one of 1, 0");
 }
 
-constexpr const char* option_names[] = {"workers",       "progress",
-                                        "quantum-us",    "lb",
-                                        "lb-period-us",  "lb-neighbours",
-                                        "lb-alpha",      "log",
-                                        "eager-bytes",   "max-message-bytes",
-                                        "pool-messages", "recv-slots",
-                                        "stats",         "trace",
-                                        "restart",       "aggregate-bytes",
-                                        "aggregate-us",  "max-outstanding-bytes"};
+// One runtime option: the parser, the environment twins and --prema-help all read this table,
+// and README's "Runtime options" table is its markdown form (test_config checks that it is).
+struct option {
+    const char* name;
+    const char* value;    // what follows the flag ("" for a switch, which takes none)
+    const char* fallback; // the default as --prema-help shows it ("" for no value)
+    bool env_twin;
+    const char* meaning;
+    void (*set)(config&, const std::string& value);
+};
+
+constexpr option options[] = {
+    {"workers", "N", "1", true, "Worker threads per rank that run handlers (1..1024).",
+     [](config& c, const std::string& v) {
+         auto n = parse_unsigned("workers", v);
+         if (n < 1 || n > 1024)
+             throw usage_error("option --prema-workers: " + v + " is outside 1..1024");
+         c.workers = int(n);
+     }},
+    {"progress", "auto|dedicated|inline", "auto", true,
+     "Who drives MPI: a progress thread of its own (`dedicated`), the idle workers (`inline`), "
+     "or `auto`, dedicated when that thread gets a core of its own; see \"Progress and "
+     "backoff\".",
+     [](config& c, const std::string& v) {
+         if (v == "auto")
+             c.progress = progress_mode::automatic;
+         else if (v == "dedicated")
+             c.progress = progress_mode::dedicated;
+         else if (v == "inline")
+             c.progress = progress_mode::inline_;
+         else
+             throw usage_error("option --prema-progress: '" + v +
+                               "' is not one of auto, dedicated, inline");
+     }},
+    {"quantum-us", "N", "1000", true,
+     "Preemption quantum in µs: a yield point suspends a coroutine that has run longer than "
+     "this, so queued messages get a turn. `0` disables yield points.",
+     [](config& c, const std::string& v) { c.quantum_us = parse_unsigned("quantum-us", v); }},
+    {"lb", "NAME", "none", true,
+     "Load-balancing policy: `none`, `work_stealing`, `diffusion`, `master_worker`, "
+     "`heat_diffusion`, or one the program registered. Any but `none` balances from the start "
+     "of the run; `prema::lb::enable_balancing(false)` holds it off (see \"Load balancing\").",
+     [](config& c, const std::string& v) { c.lb = v; }},
+    {"lb-period-us", "N", "1000", true,
+     "How often a policy's `dist_balance()` runs (on the progress thread).",
+     [](config& c, const std::string& v) {
+         c.lb_period_us = parse_unsigned("lb-period-us", v);
+         if (c.lb_period_us == 0)
+             throw usage_error("option --prema-lb-period-us: must be positive");
+     }},
+    {"lb-neighbours", "N", "4", true, "Neighbourhood size of `diffusion` (1..4096).",
+     [](config& c, const std::string& v) {
+         auto n = parse_unsigned("lb-neighbours", v);
+         if (n < 1 || n > 4096)
+             throw usage_error("option --prema-lb-neighbours: " + v + " is outside 1..4096");
+         c.lb_neighbours = int(n);
+     }},
+    {"lb-alpha", "X", "0.1", true,
+     "Imbalance tolerance of `heat_diffusion` (stop when max ≤ (1+α)·average), in (0, 1).",
+     [](config& c, const std::string& v) {
+         c.lb_alpha = parse_double("lb-alpha", v);
+         if (!(c.lb_alpha > 0 && c.lb_alpha < 1))
+             throw usage_error("option --prema-lb-alpha: " + v + " is outside (0, 1)");
+     }},
+    {"log", "LEVEL", "warn", true,
+     "`trace`, `debug`, `info`, `warn`, `error`, `critical` or `off`; lines go to stderr, "
+     "prefixed with the rank.",
+     [](config& c, const std::string& v) {
+         static constexpr std::string_view levels[] = {"trace", "debug",    "info", "warn",
+                                                       "error", "critical", "off"};
+         if (std::find(std::begin(levels), std::end(levels), v) == std::end(levels))
+             throw usage_error("option --prema-log: '" + v +
+                               "' is not one of trace, debug, info, warn, error, critical, off");
+         c.log = v;
+     }},
+    {"eager-bytes", "N", "8192", true,
+     "Payloads up to this size travel inline with the header; larger ones go split-phase "
+     "(header first, payload on its own tag), and a vector argument of this size or more "
+     "travels without copies (see \"Large payloads\"). At most 1 MiB.",
+     [](config& c, const std::string& v) {
+         c.eager_bytes = parse_unsigned("eager-bytes", v);
+         if (c.eager_bytes > (std::size_t{1} << 20))
+             throw usage_error("option --prema-eager-bytes: " + v + " is above 1 MiB");
+     }},
+    {"max-message-bytes", "N", "1073741824", true,
+     "Largest payload a rank sends or accepts (at most 2^31 − 1). Sending more is a "
+     "`usage_error`; receiving more is refused and logged.",
+     [](config& c, const std::string& v) {
+         c.max_message_bytes = parse_unsigned("max-message-bytes", v);
+         if (c.max_message_bytes > std::size_t(0x7fffffff))
+             throw usage_error("option --prema-max-message-bytes: " + v +
+                               " is above the 2 GiB an MPI message can carry");
+     }},
+    {"aggregate-bytes", "N", "8192", true,
+     "Small messages a worker sends to one rank leave together in batches of up to N bytes "
+     "(capped by `--prema-eager-bytes` and `--prema-max-message-bytes`; below 128 aggregation "
+     "is off). See \"Small messages\".",
+     [](config& c, const std::string& v) {
+         c.aggregate_bytes = parse_unsigned("aggregate-bytes", v);
+         if (c.aggregate_bytes > (std::size_t{1} << 20))
+             throw usage_error("option --prema-aggregate-bytes: " + v + " is above 1 MiB");
+     }},
+    {"aggregate-us", "N", "50", true,
+     "The longest a batch stays open while its worker is busy; an idle worker sends its "
+     "batches at once.",
+     [](config& c, const std::string& v) { c.aggregate_us = parse_unsigned("aggregate-us", v); }},
+    {"max-outstanding-bytes", "N", "33554432", true,
+     "Back-pressure: `co_await prema::send` suspends the sending coroutine while this rank "
+     "holds more than N bytes of messages queued for the network, or unacknowledged by one "
+     "destination. `0`: no limit.",
+     [](config& c, const std::string& v) {
+         c.max_outstanding_bytes = parse_unsigned("max-outstanding-bytes", v);
+     }},
+    {"pool-messages", "N", "256", true,
+     "Message buffers preallocated per rank (and the most it keeps free: buffers beyond go "
+     "back to the heap).",
+     [](config& c, const std::string& v) { c.pool_messages = parse_unsigned("pool-messages", v); }},
+    {"recv-slots", "N", "32", true, "Receives pre-posted for incoming headers (1..4096).",
+     [](config& c, const std::string& v) {
+         auto n = parse_unsigned("recv-slots", v);
+         if (n < 1 || n > 4096)
+             throw usage_error("option --prema-recv-slots: " + v + " is outside 1..4096");
+         c.recv_slots = int(n);
+     }},
+    {"stats", "", "off", true,
+     "At shutdown rank 0 prints a table, one row per rank: transport handlers and object "
+     "handlers run, messages and bytes sent/received, forwards, migrations in/out (summed over "
+     "the ranks, sent = received and in = out), and the workers' busy time (running items), "
+     "idle time (finding nothing to do) and overhead (workers × wall time of `run()` − busy − "
+     "idle, all three on one clock: finding the next item, the policy's `pop()` included, the "
+     "workers' own MPI polls with inline progress, thread start and stop), in ms.",
+     [](config& c, const std::string& v) { c.stats = parse_switch("stats", v); }},
+    {"restart", "DIR", "", true,
+     "Checkpoint directory the application resumes from: `prema::restart_dir()` returns it "
+     "(see \"Checkpoint and restart\").",
+     [](config& c, const std::string& v) {
+         if (v.empty())
+             throw usage_error("option --prema-restart: needs a checkpoint directory");
+         c.restart = v;
+     }},
+    {"trace", "FILE", "", true,
+     "Records events per thread in memory (handlers as complete events with object id and "
+     "handler name, message sends/receives with peer and bytes, migrations, load-balancing "
+     "messages and decisions) and at shutdown rank 0 writes them, merged, to FILE in the Chrome "
+     "trace event format: open it in Perfetto (ui.perfetto.dev) or `chrome://tracing`. `pid` "
+     "is the rank, `tid` the worker (the progress thread is `tid` = number of workers); "
+     "timestamps in µs from a common start (`prema::wtime()` reads the same clock).",
+     [](config& c, const std::string& v) { c.trace = v; }},
+    {"version", "", "off", false,
+     "`prema::run` (and the examples) print `prema X.Y.Z` on rank 0 and exit 0 without running "
+     "the program.",
+     [](config& c, const std::string& v) { c.show_version = parse_switch("version", v); }},
+    {"help", "", "off", true,
+     "Rank 0 prints this table and the run ends with status 0 without running the program "
+     "(`prema::run`; an embedding program's `runtime::run` returns 0 at once).",
+     [](config& c, const std::string& v) { c.show_help = parse_switch("help", v); }},
+};
+
+const option* find_option(std::string_view name) {
+    for (auto& o : options)
+        if (name == o.name)
+            return &o;
+    return nullptr;
+}
+
+std::string env_name(const option& o) {
+    std::string env = "PREMA_";
+    for (const char* p = o.name; *p; ++p)
+        env += *p == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(*p)));
+    return env;
+}
+
+std::string flag_text(const option& o) {
+    return std::string("--prema-") + o.name + (*o.value ? std::string(" ") + o.value : "");
+}
+
+std::string env_text(const option& o) {
+    if (!o.env_twin)
+        return "";
+    return env_name(o) + (*o.value ? "" : "=1");
+}
+
+std::string default_text(const option& o) {
+    return *o.fallback ? o.fallback : "none";
+}
+
+// `text` broken into lines of at most `width` characters (counting UTF-8 sequences as one),
+// each indented by `indent` spaces.
+std::string wrapped(std::string_view text, std::size_t indent, std::size_t width) {
+    auto length = [](std::string_view s) {
+        return std::size_t(std::count_if(s.begin(), s.end(), [](char ch) {
+            return (static_cast<unsigned char>(ch) & 0xc0) != 0x80;
+        }));
+    };
+    std::string out, line;
+    while (!text.empty()) {
+        auto space = text.find(' ');
+        auto word = text.substr(0, space);
+        text.remove_prefix(space == std::string_view::npos ? text.size() : space + 1);
+        if (!line.empty() && length(line) + 1 + length(word) > width) {
+            out += std::string(indent, ' ') + line + '\n';
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + std::string(word);
+    }
+    if (!line.empty())
+        out += std::string(indent, ' ') + line + '\n';
+    return out;
+}
 
 } // namespace
 
 config config::from_env() {
     config c;
-    for (const char* name : option_names) {
-        std::string env = "PREMA_";
-        for (const char* p = name; *p; ++p)
-            env += *p == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(*p)));
-        if (const char* v = std::getenv(env.c_str()))
-            apply(c, name, v);
-    }
+    for (auto& o : options)
+        if (o.env_twin)
+            if (const char* v = std::getenv(env_name(o).c_str()))
+                o.set(c, v);
     return c;
 }
 
@@ -160,31 +283,73 @@ config config::from_args(int& argc, char** argv) {
             continue;
         }
         arg.remove_prefix(prefix.size());
-        if (arg == "version") { // the one option without a value (and without env twin)
-            c.show_version = true;
-            continue;
-        }
-        if (arg == "stats") { // a flag: does not take the next argument
-            c.stats = true;
-            continue;
-        }
         std::string name, value;
-        if (auto eq = arg.find('='); eq != std::string_view::npos) {
-            name = arg.substr(0, eq);
-            value = arg.substr(eq + 1);
-        } else {
-            name = arg;
-            if (i + 1 >= argc)
-                throw usage_error("option --prema-" + name + " needs a value");
-            value = argv[++i];
-        }
-        if (!apply(c, name, value))
+        auto eq = arg.find('=');
+        name = arg.substr(0, eq);
+        const option* o = find_option(name);
+        if (!o)
             throw usage_error("unknown runtime option --prema-" + name);
+        if (eq != std::string_view::npos)
+            value = arg.substr(eq + 1);
+        else if (!*o->value) // a switch: does not take the next argument
+            value = "1";
+        else if (i + 1 >= argc)
+            throw usage_error("option --prema-" + name + " needs a value (" + o->value + ")");
+        else
+            value = argv[++i];
+        o->set(c, value);
     }
     argc = out;
     argv[argc] = nullptr;
     return c;
 }
+
+std::string config::help() {
+    std::string text =
+        wrapped("PREMA runtime options: --prema-NAME VALUE or --prema-NAME=VALUE, or "
+                "the environment variable shown (the flag wins). Sections in "
+                "quotes are those of README.md.",
+                0, 80);
+    for (auto& o : options) {
+        std::string meaning = o.meaning;
+        std::erase(meaning, '`');
+        text += fmt::format("\n  {}  [{}default {}]\n", flag_text(o),
+                            o.env_twin ? env_text(o) + ", " : "", default_text(o));
+        text += wrapped(meaning, 6, 74);
+    }
+    return text;
+}
+
+namespace detail {
+
+std::vector<option_summary> option_list() {
+    std::vector<option_summary> list;
+    for (auto& o : options)
+        list.push_back({o.name, o.value, o.fallback, o.env_twin ? env_name(o) : ""});
+    return list;
+}
+
+std::string options_markdown() {
+    auto code = [](const std::string& s) {
+        if (s.empty())
+            return s;
+        std::string escaped;
+        for (char ch : s)
+            escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        return "`" + escaped + "`";
+    };
+    std::string rows = "| Flag | Environment | Default | Meaning |\n|---|---|---|---|\n";
+    for (auto& o : options) {
+        std::string fallback = *o.fallback ? code(o.fallback) : "none";
+        if (!*o.value && *o.fallback)
+            fallback = o.fallback; // a switch: off, not a value to type
+        rows += fmt::format("| {} | {} | {} | {} |\n", code(flag_text(o)),
+                            o.env_twin ? code(env_text(o)) : "none", fallback, o.meaning);
+    }
+    return rows;
+}
+
+} // namespace detail
 
 std::string to_string(progress_mode m) {
     return m == progress_mode::automatic   ? "auto"

@@ -13,6 +13,7 @@
 #include "coro/worker_pool.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/transport/handler.hpp"
+#include "prema/wtime.hpp"
 #include "runtime/core_sharing.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
@@ -371,3 +372,11 @@ void note_lb(const char* name, const std::string& args) {
 }
 
 } // namespace prema::detail
+
+namespace prema {
+
+double wtime() noexcept {
+    return std::chrono::duration<double>(detail::clock::now().time_since_epoch()).count();
+}
+
+} // namespace prema

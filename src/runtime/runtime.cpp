@@ -515,12 +515,15 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     detail::log().debug(
         "runtime up: {} ranks, {} workers, {} progress, quantum {} us", st.size, st.cfg.workers,
         detail::describe_progress(st.requested_progress, st.cfg.progress), st.cfg.quantum_us);
+    if (st.cfg.show_help && st.rank == 0)
+        std::fputs(config::help().c_str(), stdout);
 }
 
 runtime::~runtime() {
     auto& st = impl_->st;
     for (auto& f : st.at_shutdown)
         f();
+    st.lb->warn_if_held_off();
     // Before the stats: a policy message sent at the very end is received there, not lost.
     st.engine->drain_uncounted();
     detail::observe_finish(st); // collective, on st.comm
@@ -536,6 +539,8 @@ runtime::~runtime() {
 
 int runtime::run(entry_fn entry) {
     auto& st = impl_->st;
+    if (st.cfg.show_help) // the constructor printed it; every rank returns alike
+        return 0;
     st.entry = std::move(entry);
     st.errors.store(0);
     st.phase_over.store(false);
@@ -557,6 +562,7 @@ int runtime::run(entry_fn entry) {
         st.workers->stop();
     }
     st.entry = nullptr;
+    st.lb->phase_over();
     if (detail::observing())
         detail::note_phase(detail::now_ticks() - phase_start);
     return st.errors.load() > 0 ? 1 : 0;
@@ -577,6 +583,9 @@ int run(int& argc, char**& argv, entry_fn entry) {
         if (cfg.show_version) {
             if (world_rank == 0)
                 std::printf("prema %s\n", version());
+        } else if (cfg.show_help) {
+            if (world_rank == 0)
+                std::fputs(config::help().c_str(), stdout);
         } else {
             runtime rt(MPI_COMM_WORLD, std::move(cfg));
             rc = rt.run(std::move(entry));

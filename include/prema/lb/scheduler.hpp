@@ -137,8 +137,11 @@ using policy_factory = std::function<std::unique_ptr<scheduler>()>;
 void register_policy(const std::string& name, policy_factory make);
 std::vector<std::string> policy_names();
 
-// Turns balancing between ranks on or off on this rank (call it on every rank). Off at start,
-// as in PREMA: objects can be created and placed before anything moves.
+// Turns balancing between ranks on or off on this rank (call it on every rank). On from the
+// start when --prema-lb names a policy; enable_balancing(false) holds it off while objects are
+// created and placed, enable_balancing(true) lets it go. The state carries over from one
+// runtime::run to the next. Left off to the end without ever having been on at the end of a
+// phase, it makes rank 0 warn at shutdown that the policy never balanced.
 void enable_balancing(bool on);
 
 // Counters of this rank since the runtime started.

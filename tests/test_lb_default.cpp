@@ -1,0 +1,125 @@
+// Naming a policy (--prema-lb) balances from the start, without enable_balancing(true);
+// enable_balancing(false) holds it off, and left on to the end it makes rank 0 warn once at
+// shutdown. Every TEST_CASE is collective; the runtime's log is captured at warning level.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <prema/prema.hpp>
+
+#include "log_capture.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+struct job {
+    int runs = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(runs); }
+};
+
+// About 2 ms, with yield points so that the policy's messages are served in between.
+prema::task<> work(job& j) {
+    ++j.runs;
+    for (int i = 0; i < 4; ++i) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        co_await prema::yield_point();
+    }
+}
+
+std::uint64_t sum_over_ranks(std::uint64_t v) {
+    std::uint64_t sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+// Rank 0 creates `objects` objects and sends each `items` work items: all the work starts there.
+prema::task<> overload_rank_0(int objects, int items) {
+    if (prema::rank() != 0)
+        co_return;
+    std::vector<prema::mobile_ptr<job>> all;
+    for (int i = 0; i < objects; ++i)
+        all.push_back(prema::make_mobile<job>());
+    for (int k = 0; k < items; ++k)
+        for (auto mp : all)
+            co_await prema::send(mp, prema::fn<&work>);
+}
+
+const std::string never_balanced = "never balanced";
+
+// Runs `phases` in one runtime under `policy`, then returns how many times rank 0's log said
+// that the policy never balanced (on the other ranks: 0), counted once the runtime is gone.
+int warnings_after(const std::string& policy,
+                   const std::vector<std::function<prema::task<>()>>& phases) {
+    auto& log = captured_log(spdlog::level::warn);
+    log.take();
+    {
+        prema::config cfg;
+        cfg.lb = policy;
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        for (auto& phase : phases)
+            CHECK(rt.run(phase) == 0);
+    }
+    auto text = log.take();
+    int n = 0;
+    for (auto at = text.find(never_balanced); at != std::string::npos;
+         at = text.find(never_balanced, at + 1))
+        ++n;
+    return n;
+}
+
+prema::task<> hold_off() {
+    prema::lb::enable_balancing(false);
+    co_return;
+}
+prema::task<> let_go() {
+    prema::lb::enable_balancing(true);
+    co_return;
+}
+prema::task<> nothing() {
+    co_return;
+}
+
+} // namespace
+
+TEST_CASE("a named policy moves objects off an overloaded rank without enable_balancing") {
+    captured_log(spdlog::level::warn); // installed before any runtime logs
+    if (world_size() < 2)
+        return;
+    prema::config cfg;
+    cfg.lb = "work_stealing";
+    cfg.lb_period_us = 200;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(rt.run([] { return overload_rank_0(8 * world_size(), 4); }) == 0);
+    auto stats = prema::lb::current_stats();
+    auto out = sum_over_ranks(stats.migrations_out), in = sum_over_ranks(stats.migrations_in);
+    CHECK(out > 0);
+    CHECK(out == in);
+}
+
+TEST_CASE("enable_balancing(false) left on to the end: rank 0 warns once at shutdown") {
+    const int expected = world_rank() == 0 ? 1 : 0;
+    SUBCASE("held off in the only phase") {
+        CHECK(warnings_after("work_stealing", {hold_off}) == expected);
+    }
+    SUBCASE("held off for a placement phase, never let go") {
+        CHECK(warnings_after("diffusion", {hold_off, nothing, nothing}) == expected);
+    }
+    SUBCASE("held off, then on, then off again: it did balance") {
+        CHECK(warnings_after("work_stealing", {hold_off, let_go, hold_off}) == 0);
+    }
+    SUBCASE("a phase ended balancing, then held off to check placement") {
+        CHECK(warnings_after("work_stealing", {nothing, hold_off}) == 0);
+    }
+    SUBCASE("never held off") {
+        CHECK(warnings_after("work_stealing", {nothing}) == 0);
+    }
+    SUBCASE("no policy named") {
+        CHECK(warnings_after("none", {hold_off}) == 0);
+    }
+}
