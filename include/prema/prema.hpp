@@ -5,6 +5,7 @@
 #include "prema/config.hpp"
 #include "prema/coro/spawn.hpp"
 #include "prema/coro/task.hpp"
+#include "prema/coro/when_all.hpp"
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
 #include "prema/lb/scheduler.hpp"
