@@ -9,6 +9,7 @@
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
 #include "prema/lb/scheduler.hpp"
+#include "prema/objects/create_many.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/runtime.hpp"
