@@ -283,16 +283,18 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
     res.ok &= rt.run([&]() -> prema::task<> {
         if (me != 0)
             co_return;
-        res.subdomains.resize(std::size_t(n));
-        if (keep_meshes)
-            res.meshes.resize(std::size_t(n));
-        for (int i = 0; i < n; ++i) {
-            auto sd = all[std::size_t(i)];
-            res.subdomains[std::size_t(i)] = co_await prema::call(sd, prema::fn<&summarize>);
+        std::vector<decltype(prema::call(all[0], prema::fn<&summarize>))> summaries;
+        std::vector<decltype(prema::call(all[0], prema::fn<&mesh_of>))> meshes;
+        std::vector<prema::task<>> destroys;
+        for (auto sd : all) {
+            summaries.push_back(prema::call(sd, prema::fn<&summarize>));
             if (keep_meshes)
-                res.meshes[std::size_t(i)] = co_await prema::call(sd, prema::fn<&mesh_of>);
-            co_await prema::destroy(sd);
+                meshes.push_back(prema::call(sd, prema::fn<&mesh_of>));
+            destroys.push_back(prema::destroy(sd));
         }
+        res.subdomains = co_await prema::when_all(std::move(summaries));
+        res.meshes = co_await prema::when_all(std::move(meshes));
+        co_await prema::when_all(std::move(destroys));
     }) == 0;
     int ok = res.ok, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

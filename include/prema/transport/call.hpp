@@ -83,8 +83,9 @@ void read_reply(int source, byte_reader& r, std::exception_ptr& error, Value& va
         value.emplace(read_value<R>(r));
 }
 
-// The request is serialized when the awaiter is made. A call that is never awaited is still
-// delivered (as a send, its result dropped), so that object sequence numbers have no gaps.
+// The request is serialized when the awaiter is made, and leaves when it is awaited. A call
+// that is never awaited is still delivered (as a send, its result dropped), so that object
+// sequence numbers have no gaps.
 template <class R> class call_awaiter : protected pending_call {
   public:
     // `write(w)` fills the payload and returns the destination rank.
@@ -106,7 +107,12 @@ template <class R> class call_awaiter : protected pending_call {
                 hold_pooled<typename R::value_type>(bytes, out);
             };
     }
-    call_awaiter(call_awaiter&& o) noexcept = delete;
+    // Movable until awaited (into a std::vector for when_all, say); once awaited, the reply
+    // finds it by address.
+    call_awaiter(call_awaiter&& o) noexcept
+        : pending_call(o), msg_(std::exchange(o.msg_, nullptr)), writer_(std::move(o.writer_)),
+          error_(std::move(o.error_)), value_(std::move(o.value_)), landing_(o.landing_) {}
+    call_awaiter& operator=(call_awaiter&&) = delete;
     ~call_awaiter() {
         if (msg_)
             post(msg_, dest, handler, 0, writer_);
