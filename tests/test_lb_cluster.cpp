@@ -177,8 +177,9 @@ TEST_CASE("an object that bounces straight back stays reachable") {
         if (prema::rank() != 0)
             co_return;
         co_await prema::send(mp, prema::fn<&hold>); // both migrations queue behind this
-        prema::spawn(prema::migrate(mp, 1));
-        prema::spawn(prema::migrate(mp, 0));
+        // Requested in this order (when_all starts them in input order): two spawned tasks
+        // could start on two workers in either order, and 0 then 1 leaves the object on 1.
+        co_await prema::when_all(prema::migrate(mp, 1), prema::migrate(mp, 0));
     }) == 0);
     int where = -1, value = -1;
     CHECK(rt.run([&]() -> prema::task<> {
