@@ -48,7 +48,7 @@ void check_policy(const std::string& name) {
 }
 
 balancer::balancer(const config& cfg, worker_pool& workers)
-    : cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()),
+    : cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()), balances_(cfg.lb != "none"),
       period_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::microseconds(cfg.lb_period_us))) {
     policy_->attach(*this);
@@ -91,7 +91,8 @@ bool balancer::next(int worker, work_item& w) {
 }
 
 void balancer::tick() {
-    if (!enabled_.load(std::memory_order_acquire))
+    // An idle rank comes here every eighth poll: no clock read when nothing would balance.
+    if (!balances_ || !enabled_.load(std::memory_order_acquire))
         return;
     auto now = std::chrono::steady_clock::now();
     if (now < next_tick_)

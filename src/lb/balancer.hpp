@@ -86,6 +86,7 @@ class balancer final : public lb::context {
     std::atomic<double> running_load_{0};
     // On from the start when a policy is named; enable_balancing(false) is the opt-out.
     std::atomic<bool> enabled_{true};
+    const bool balances_; // a policy other than none: tick() has something to do
     // Balancing was on at the end of a phase or turned on by enable_balancing(true).
     std::atomic<bool> was_on_{false};
     std::chrono::steady_clock::duration period_;
