@@ -13,6 +13,7 @@
 #include "prema/objects/objects.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/runtime.hpp"
+#include "prema/transport/all_reduce.hpp"
 #include "prema/transport/broadcast.hpp"
 #include "prema/transport/call.hpp"
 #include "prema/transport/remote_memory.hpp"
