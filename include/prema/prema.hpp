@@ -11,6 +11,7 @@
 #include "prema/lb/scheduler.hpp"
 #include "prema/objects/create_many.hpp"
 #include "prema/objects/objects.hpp"
+#include "prema/objects/reduce.hpp"
 #include "prema/quiescence.hpp"
 #include "prema/runtime.hpp"
 #include "prema/transport/all_reduce.hpp"
