@@ -52,7 +52,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         object_entry e{h, in.token, byte_vector(args.begin(), args.end()), {}};
         if (in.bulk)
             e.bulk = std::move(*in.bulk);
-        start_handler(std::move(rec), std::move(e), handler->mode, load);
+        start_handler(std::move(rec), handler, std::move(e), handler->mode, load);
     }
     return true;
 }

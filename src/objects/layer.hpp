@@ -85,7 +85,9 @@ void read_weight(object_record& rec);
 // Runs a handler granted its access on this thread: a plain one to its end, a coroutine one
 // until it first suspends (it goes on wherever it is resumed). Gives the access back when the
 // handler ends.
-void start_handler(record_ptr rec, object_entry e, access mode, double load);
+// `h`: the entry's handler (null if this rank has none).
+void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e, access mode,
+                   double load);
 void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
                access mode, double load);
 // Gives access back: `handler` says whether a started handler (not a guard) of weight `load`

@@ -44,6 +44,17 @@ void grant(object_record& rec, access mode) {
         ++rec.shared_running;
 }
 
+namespace {
+// Undoes grant(); `handler`: a started handler (not a guard) ends. Record locked.
+void give_back(object_record& rec, access mode, bool handler) {
+    if (mode == access::exclusive)
+        rec.exclusive_running = false;
+    else
+        --rec.shared_running;
+    rec.started -= handler;
+}
+} // namespace
+
 void read_weight(object_record& rec) {
     // load() is user code on the object, so it runs only while no other can: no handler has
     // started (a claimed one counts in `started` from the moment a worker takes it) and no
@@ -161,11 +172,7 @@ void schedule(const record_ptr& rec) {
 void finish(const record_ptr& rec, access mode, bool handler, double load) {
     {
         std::lock_guard lock(rec->mutex);
-        if (mode == access::exclusive)
-            rec->exclusive_running = false;
-        else
-            --rec->shared_running;
-        rec->started -= handler;
+        give_back(*rec, mode, handler);
     }
     if (handler)
         current_balancer().finished(load);
@@ -223,7 +230,8 @@ detached run_task(record_ptr rec, object_entry e, const object_handler_entry* h,
 
 void start_claimed(void* arg) {
     auto* h = static_cast<pending_handler*>(arg);
-    start_handler(std::move(h->rec), std::move(h->entry), h->mode, h->load());
+    auto handler = find_object_handler(h->entry.header.handler);
+    start_handler(std::move(h->rec), handler, std::move(h->entry), h->mode, h->load());
     delete h;
 }
 
@@ -253,11 +261,7 @@ bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, obj
     bool took = false;
     {
         std::lock_guard lock(rec->mutex);
-        if (mode == access::exclusive)
-            rec->exclusive_running = false;
-        else
-            --rec->shared_running;
-        --rec->started;
+        give_back(*rec, mode, true);
         if (rec->gone_to == -1 && !rec->ready.empty() &&
             rec->ready.front().header.op == object_op::user && only_work_here() &&
             !quantum_expired()) {
@@ -299,8 +303,8 @@ void run_plain(const record_ptr& rec, const object_handler_entry& h, const objec
             object_call{rec->object, next.header.origin, next.token, next.payload, &next.bulk});
 }
 
-void start_handler(record_ptr rec, object_entry e, access mode, double load) {
-    auto* h = find_object_handler(e.header.handler);
+void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e, access mode,
+                   double load) {
     if (h && h->run)
         return run_plain(rec, *h,
                          object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk},
