@@ -100,7 +100,8 @@ void worker_pool::push(work_item w) {
 }
 
 void worker_pool::push_here(work_item w) {
-    if (tls_pool != this || workers_[tls_index]->here.fn)
+    if (tls_pool != this || workers_[tls_index]->here.fn ||
+        workers_[tls_index]->queue.size_approx() > 0)
         return push(w);
     active_.fetch_add(1, std::memory_order_relaxed);
     workers_[tls_index]->here = w;
@@ -209,6 +210,8 @@ void worker_pool::run(const work_item& w, std::uint64_t* busy_ticks) {
 void worker_pool::run_worker(int index) {
     tls_pool = this;
     tls_index = index;
+    if (thread_hook_)
+        thread_hook_(thread_hook_context_, index, true);
     auto& self = *workers_[index];
     int idle_rounds = 0;
     const bool stats = stats_on(); // fixed while the workers run
@@ -246,6 +249,8 @@ void worker_pool::run_worker(int index) {
         if (stats)
             self.idle_ticks += now_ticks() - round_start;
     }
+    if (thread_hook_)
+        thread_hook_(thread_hook_context_, index, false);
     tls_pool = nullptr;
     tls_index = -1;
 }

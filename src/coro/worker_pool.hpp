@@ -53,6 +53,14 @@ class worker_pool {
         item_hook_context_ = context;
     }
 
+    // Called on each worker's thread when it starts running items (starting = true) and when
+    // it stops, so that the runtime can set and clear its per-thread state. Before start().
+    using thread_hook = void (*)(void* context, int worker, bool starting);
+    void set_thread_hook(thread_hook hook, void* context) noexcept {
+        thread_hook_ = hook;
+        thread_hook_context_ = context;
+    }
+
     // Wakes one sleeping worker, if any (application work became available). Any thread.
     void wake_one() noexcept;
     ~worker_pool();
@@ -71,8 +79,11 @@ class worker_pool {
     void push(work_item w);
 
     // On a worker of this pool: runs `w` next on the calling worker, without a queue round trip
-    // (a message its idle poll just received), unless it already holds one such item. Anywhere
-    // else, and for the second item, the same as push().
+    // (a message its idle poll just received), unless it already holds one such item or items
+    // wait in its queue: messages run in the order they arrived (a worker also polls between
+    // items once its quantum is over, and a batch received then must not overtake the batches
+    // before it, or the object layer holds every message behind the first one it sees early).
+    // Anywhere else, and for the second item, the same as push().
     void push_here(work_item w);
 
     // Queues a coroutine that yielded: on the calling worker, behind its queued system work
@@ -115,6 +126,8 @@ class worker_pool {
     std::function<bool()> has_app_work_;
     item_hook item_hook_ = nullptr;
     void* item_hook_context_ = nullptr;
+    thread_hook thread_hook_ = nullptr;
+    void* thread_hook_context_ = nullptr;
     std::uint64_t quantum_ticks_;
     int spin_rounds_, yield_rounds_; // idle back-off ladder, see worker_pool()
     std::atomic<std::int64_t> active_{0};

@@ -189,7 +189,7 @@ std::size_t eager_capacity() noexcept {
     return state_or_null()->cfg.eager_bytes;
 }
 
-void check_rank(int rank) {
+void check_rank_slow(int rank) {
     auto& st = state();
     if (rank < 0 || rank >= st.size)
         throw usage_error(fmt::format("rank {} does not exist: the job has {} ranks (0..{})", rank,
@@ -247,7 +247,11 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
     }
 }
 
-void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
+    my_batches(*state_or_null())->committed(dest, handler, bytes);
+}
+
+void post_copy_slow(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
     std::size_t room = 0;
     if (std::byte* at = payload.bulk() ? nullptr : batch_begin(dest, room)) {
         byte_writer w(at, room);
@@ -323,7 +327,7 @@ void requeue_yielded(std::coroutine_handle<> h) {
     state().workers->push_yielded({&resume_handle, h.address()});
 }
 
-bool sends_held() noexcept {
+bool sends_held_slow() noexcept {
     auto* st = state_or_null();
     return st && st->engine->flow().over();
 }
@@ -509,6 +513,24 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             },
             &st);
     }
+    for (int i = 0; i < st.cfg.workers; ++i)
+        st.outboxes.push_back(detail::worker_outbox{
+            .lanes = st.batches.empty() ? nullptr : st.batches[std::size_t(i)]->lanes(),
+            .batch_capacity = batch_bytes,
+            .eager_bytes = st.cfg.eager_bytes,
+            .ranks = st.size,
+            .self = st.rank,
+            .observing = detail::observing(),
+            .flush_requested =
+                st.batches.empty() ? nullptr : st.batches[std::size_t(i)]->flush_requested(),
+            .senders_held = st.engine->flow().over_flag(),
+        });
+    st.workers->set_thread_hook(
+        [](void* context, int worker, bool starting) {
+            auto& outboxes = static_cast<detail::runtime_state*>(context)->outboxes;
+            detail::tls_outbox = starting ? &outboxes[std::size_t(worker)] : nullptr;
+        },
+        &st);
     st.workers->set_app_source(
         [lb = st.lb.get()](int worker, detail::work_item& w) { return lb->next(worker, w); },
         [lb = st.lb.get()] { return lb->has_work(); });

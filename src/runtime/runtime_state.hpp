@@ -37,7 +37,8 @@ struct runtime_state {
     // One per worker, when aggregation is on; open_batches counts their open batches.
     std::vector<std::unique_ptr<batch_set>> batches;
     std::atomic<int> open_batches{0};
-    std::uint64_t aggregate_ticks = 0; // --prema-aggregate-us in now_ticks() units
+    std::vector<worker_outbox> outboxes; // one per worker: its tls_outbox while it runs
+    std::uint64_t aggregate_ticks = 0;   // --prema-aggregate-us in now_ticks() units
     // Dedicated progress thread on shared cores: it runs messages while every worker sleeps.
     bool progress_runs_handlers = false;
     std::unique_ptr<balancer> lb;

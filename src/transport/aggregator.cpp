@@ -24,7 +24,7 @@ batch_set::~batch_set() {
     open_batches_.fetch_sub(int(dirty_.size()), std::memory_order_relaxed);
 }
 
-void batch_set::start(int dest, batch& b) {
+void batch_set::start(int dest, batch_lane& b) {
     b.msg = pool_.acquire();
     b.used = sizeof(batch_prefix);
     b.count = 0;
@@ -50,9 +50,14 @@ void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std
     std::memcpy(b.msg->inline_data() + b.used, &item, sizeof item);
     b.used += sizeof item + batch_padded(bytes);
     ++b.count;
+    committed(dest, handler, bytes);
+}
+
+void batch_set::committed(int dest, std::uint64_t handler, std::size_t bytes) {
     if (observing())
-        note_send(dest, handler, sizeof item + bytes);
-    if (bytes >= prompt_bytes || capacity_ < b.used + sizeof(batch_item) + min_room)
+        note_send(dest, handler, sizeof(batch_item) + bytes);
+    if (bytes >= prompt_bytes ||
+        capacity_ < open_[std::size_t(dest)].used + sizeof(batch_item) + batch_min_room)
         flush(dest);
 }
 

@@ -4,9 +4,10 @@
 // destination rank. prema::send and the runtime's own replies serialize straight into the
 // open batch, so a message costs a few stores, not a pooled buffer and an MPI send. A batch
 // leaves (progress_engine::post) when it is full, when a message of prompt_bytes or more
-// joins it, when its worker finds nothing else to do,
-// when the progress engine finds it older than --prema-aggregate-us (the worker flushes at
-// its next message or between items), and before the message that would overtake it: a
+// joins it (outbox.hpp; heat2d's 4 KiB edge rows waited for the sender's next compute step
+// before that rule: +16% wall time on 2 ranks against +2% unbatched), when its worker finds
+// nothing else to do, when the progress engine finds it older than --prema-aggregate-us (the worker
+// flushes at its next message or between items), and before the message that would overtake it: a
 // direct (unbatched) message from the same worker to the same rank. A lone message therefore
 // leaves as soon as its handler returns and the worker goes idle.
 //
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "prema/transport/message.hpp"
+#include "prema/transport/outbox.hpp"
 
 namespace prema::detail {
 
@@ -32,12 +34,6 @@ class progress_engine;
 // Below this batch size (--prema-aggregate-bytes, capped by --prema-eager-bytes) aggregation
 // is off: a batch would not hold two messages.
 inline constexpr std::size_t min_batch_bytes = 128;
-
-// A message with this much payload or more leaves at once, with its batch: its bytes already
-// amortize an MPI message, and the handler that sent it may compute for long before its worker
-// flushes (heat2d's 4 KiB edge rows waited for the next step's compute: +16% wall time on 2
-// ranks against +2% unbatched).
-inline constexpr std::size_t prompt_bytes = 1024;
 
 class batch_set {
   public:
@@ -50,11 +46,18 @@ class batch_set {
     batch_set& operator=(const batch_set&) = delete;
 
     // The room for the payload of the next message to `dest` in its open batch (opened if
-    // needed): at least min_room bytes.
+    // needed): at least batch_min_room bytes.
     std::byte* begin(int dest, std::size_t& room);
 
     // The message begun at begin(dest) has `bytes` of payload: it joins the batch.
     void commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes);
+    // After an item of `bytes` joined dest's batch (here or inline in post_new): notes it
+    // when observing, flushes when prompt or full.
+    void committed(int dest, std::uint64_t handler, std::size_t bytes);
+
+    // The open batches by destination, for the inline path of post_new (worker_outbox).
+    batch_lane* lanes() noexcept { return open_.data(); }
+    const std::atomic<bool>* flush_requested() const noexcept { return &flush_requested_; }
 
     // The most a message's payload can have to fit in an empty batch.
     std::size_t max_payload() const noexcept {
@@ -78,23 +81,15 @@ class batch_set {
             flush_requested_.store(true, std::memory_order_relaxed);
     }
 
-    static constexpr std::size_t min_room = 64;
-
   private:
-    struct batch {
-        message* msg = nullptr;
-        std::size_t used = 0; // payload bytes, prefix included
-        std::uint32_t count = 0;
-    };
-
-    void start(int dest, batch& b);
+    void start(int dest, batch_lane& b);
 
     message_pool& pool_;
     progress_engine& engine_;
     int rank_;
     std::size_t capacity_;
     std::atomic<int>& open_batches_;
-    std::vector<batch> open_;                 // by destination rank
+    std::vector<batch_lane> open_;            // by destination rank
     std::vector<int> dirty_;                  // destinations with an open batch
     std::atomic<std::uint64_t> opened_at_{0}; // tick of the oldest open batch; 0: none
     std::atomic<bool> flush_requested_{false};

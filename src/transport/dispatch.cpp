@@ -12,8 +12,9 @@ namespace prema::detail {
 
 namespace {
 
-void run_one(std::uint64_t handler, const incoming& in) {
-    if (auto* e = find_handler(handler)) {
+// `e`: the handler `handler` names, or nullptr if this binary has none by that id.
+void run_one(const handler_entry* e, std::uint64_t handler, const incoming& in) {
+    if (e) {
         // Typed handlers report their own failures; a system handler's throw means bad input.
         double begin = observing() ? observe_now_us() : 0;
         try {
@@ -42,13 +43,20 @@ void run_batch(const wire_header& h, std::span<const std::byte> payload) {
     batch_prefix prefix;
     std::memcpy(&prefix, payload.data(), sizeof prefix);
     std::size_t at = sizeof prefix;
+    // A batch usually repeats a few handlers: look each up once per run of equal ids.
+    std::uint64_t looked_up = 0;
+    const handler_entry* e = nullptr;
     for (std::uint32_t i = 0; i < prefix.count; ++i) {
         batch_item item;
         std::memcpy(&item, payload.data() + at, sizeof item);
         at += sizeof item;
         if (observing())
             note_receive(h.source, item.handler, sizeof item + item.payload_bytes);
-        run_one(item.handler,
+        if (item.handler != looked_up || !e) {
+            e = find_handler(item.handler);
+            looked_up = item.handler;
+        }
+        run_one(e, item.handler,
                 incoming{h.source, item.token, payload.subspan(at, item.payload_bytes), nullptr,
                          i + 1 < prefix.count});
         at += batch_padded(item.payload_bytes);
@@ -63,8 +71,9 @@ void dispatch_message(void* arg) {
     if (h.flags & flag_batch)
         run_batch(h, m->payload());
     else
-        run_one(h.handler, incoming{h.source, h.token, m->payload(),
-                                    h.flags & flag_bulk ? &m->split : nullptr});
+        run_one(
+            find_handler(h.handler), h.handler,
+            incoming{h.source, h.token, m->payload(), h.flags & flag_bulk ? &m->split : nullptr});
     auto& st = state();
     st.pool.release(m);
     st.engine->dispatched();

@@ -47,6 +47,7 @@ class flow_control {
 
     // Whether senders must wait (cheap: read on every co_await send).
     bool over() const noexcept { return over_.load(std::memory_order_relaxed); }
+    const std::atomic<bool>* over_flag() const noexcept { return &over_; }
 
     // Suspends `h` until the amounts drop below the limit; false (not suspended) if they
     // already have.

@@ -1,7 +1,6 @@
 // Handler ids: FNV-1a of a key that is the same on every rank of one binary (the mangled type
 // name of the handler). Registration happens during static initialisation, before any rank can
 // receive a message; afterwards the table is only read, so lookups take no lock.
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -10,6 +9,7 @@
 #include <unordered_map>
 
 #include "prema/transport/handler.hpp"
+#include "transport/id_lookup.hpp"
 
 namespace prema::detail {
 
@@ -51,21 +51,7 @@ std::uint64_t register_handler(const char* key, invoker_fn invoke, bulk_receiver
 }
 
 const handler_entry* find_handler(std::uint64_t id) noexcept {
-    // Every message looks its handler up: a direct-mapped cache per thread answers the usual
-    // few ids without hashing into the table. Entries never move once registered.
-    struct slot {
-        std::uint64_t id;
-        const handler_entry* entry;
-    };
-    thread_local std::array<slot, 64> cache{};
-    auto& s = cache[(id ^ (id >> 29)) % cache.size()];
-    if (s.entry && s.id == id)
-        return s.entry;
-    auto it = table().find(id);
-    if (it == table().end())
-        return nullptr;
-    s = {id, &it->second};
-    return s.entry;
+    return find_cached(table(), id);
 }
 
 const std::string& handler_name(std::uint64_t id) noexcept {

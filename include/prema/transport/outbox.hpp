@@ -2,6 +2,7 @@
 // it, post it. Defined in src/transport; valid while a runtime runs on this rank.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -9,6 +10,34 @@
 #include "prema/transport/serialization.hpp"
 
 namespace prema::detail {
+
+// One destination's open batch (src/transport/aggregator.hpp owns and flushes it).
+struct batch_lane {
+    message* msg = nullptr; // nullptr: no open batch
+    std::size_t used = 0;   // payload bytes, prefix included
+    std::uint32_t count = 0;
+};
+
+// A message of at least this much payload leaves at once, with its batch (aggregator.hpp says
+// why).
+inline constexpr std::size_t prompt_bytes = 1024;
+// A batch leaves once less than this room would be left after the next item.
+inline constexpr std::size_t batch_min_room = 64;
+
+// What a worker thread of the running runtime needs to send without leaving the inline code
+// below: a send into an open batch is a few stores and no call. Set by the runtime on each of
+// its worker threads while they run (tls_outbox), nullptr on every other thread.
+struct worker_outbox {
+    batch_lane* lanes = nullptr; // by destination rank; nullptr when aggregation is off
+    std::size_t batch_capacity = 0;
+    std::size_t eager_bytes = 0; // a vector argument this large travels as a bulk
+    int ranks = 0;
+    int self = 0;
+    bool observing = false; // --prema-stats/--prema-trace: every send is noted (slow path)
+    const std::atomic<bool>* flush_requested = nullptr; // the progress engine wants the batches
+    const std::atomic<bool>* senders_held = nullptr;    // back-pressure (flow_control.hpp)
+};
+inline thread_local worker_outbox* tls_outbox = nullptr;
 
 // A pooled message; throws usage_error when no runtime runs on this rank.
 message* acquire_message();
@@ -19,7 +48,12 @@ void release_message(message* m) noexcept;
 std::size_t eager_capacity() noexcept;
 
 // Throws usage_error naming the rank and the job size if `rank` does not exist.
-void check_rank(int rank);
+void check_rank_slow(int rank);
+inline void check_rank(int rank) {
+    if (auto* o = tls_outbox; o && unsigned(rank) < unsigned(o->ranks)) [[likely]]
+        return;
+    check_rank_slow(rank);
+}
 
 // Throws usage_error if the payload (with its bulk) exceeds --prema-max-message-bytes.
 void check_payload(std::uint64_t handler, const byte_writer& payload);
@@ -39,15 +73,68 @@ std::byte* batch_begin(int dest, std::size_t& room);
 // overflowed the room (payload.spilled()) or have a bulk, leaves as it fits best.
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
 
+// The item written at `lane`'s end has `bytes` of payload: the lane's batch leaves if the item
+// asks for it (prompt_bytes) or the batch is full; the send is noted when observing.
+void batch_committed(int dest, std::uint64_t handler, std::size_t bytes);
+
+// The inline path shared by post_new and post_copy: the calling worker's open batch to `dest`,
+// if a counted message may join it without a call (nullptr: take the out-of-line path, which
+// opens batches, flushes those the progress engine asked for, and handles everything else).
+inline batch_lane* open_lane(int dest) noexcept {
+    worker_outbox* o = tls_outbox;
+    if (!o || !o->lanes || dest == o->self || o->flush_requested->load(std::memory_order_relaxed))
+        return nullptr;
+    batch_lane* lane = &o->lanes[dest];
+    return lane->msg ? lane : nullptr;
+}
+// Where the payload of the next item of `lane` goes, and how much room it has there.
+inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept {
+    std::size_t at = lane.used + sizeof(batch_item);
+    room = tls_outbox->batch_capacity - at;
+    return lane.msg->inline_data() + at;
+}
+// The message whose `bytes` of payload lie at lane_room() joins the batch.
+inline void join_lane(batch_lane& lane, int dest, std::uint64_t handler, std::uint64_t token,
+                      std::size_t bytes) {
+    const worker_outbox& o = *tls_outbox;
+    batch_item item{handler, token, std::uint32_t(bytes), 0};
+    std::memcpy(lane.msg->inline_data() + lane.used, &item, sizeof item);
+    lane.used += sizeof item + batch_padded(bytes);
+    ++lane.count;
+    if (o.observing || bytes >= prompt_bytes ||
+        o.batch_capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
+        batch_committed(dest, handler, bytes);
+}
+
 // Posts the bytes `payload` holds (written elsewhere, e.g. on the stack): copied into a batch, or
 // into a message of their own.
-void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
+void post_copy_slow(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
+inline void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
+    if (batch_lane* lane = open_lane(dest); lane && !payload.spilled() && !payload.bulk()) {
+        std::size_t room = 0;
+        std::byte* at = lane_room(*lane, room);
+        if (payload.size() <= room) [[likely]] {
+            std::memcpy(at, payload.data(), payload.size());
+            return join_lane(*lane, dest, handler, token, payload.size());
+        }
+    }
+    post_copy_slow(dest, handler, token, payload);
+}
 
 // Fills a fresh message through `write(byte_writer&)` and posts it. Counted messages from a
 // worker are batched (flags == 0).
 template <class Write>
 void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& write,
               std::uint32_t flags = 0) {
+    if (batch_lane* lane = flags == 0 ? open_lane(dest) : nullptr) [[likely]] {
+        std::size_t room = 0;
+        std::byte* at = lane_room(*lane, room);
+        byte_writer w(at, room, tls_outbox->eager_bytes);
+        write(w);
+        if (w.spilled() || w.bulk()) [[unlikely]]
+            return batch_commit(dest, handler, token, w);
+        return join_lane(*lane, dest, handler, token, w.size());
+    }
     std::size_t room = 0;
     if (std::byte* at = flags == 0 ? batch_begin(dest, room) : nullptr) {
         byte_writer w(at, room, eager_capacity());

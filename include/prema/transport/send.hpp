@@ -20,7 +20,12 @@ namespace prema {
 namespace detail {
 
 // Whether senders must wait for the network to drain (src/transport/flow_control.hpp).
-bool sends_held() noexcept;
+bool sends_held_slow() noexcept;
+inline bool sends_held() noexcept {
+    if (auto* o = tls_outbox) [[likely]]
+        return o->senders_held->load(std::memory_order_relaxed);
+    return sends_held_slow();
+}
 // Suspends `h` until then; false if the wait is already over.
 bool hold_sender(std::coroutine_handle<> h);
 

@@ -43,8 +43,8 @@ class byte_writer {
     byte_writer(byte_writer&&) noexcept = default;
     byte_writer& operator=(byte_writer&&) noexcept = default;
     ~byte_writer() {
-        if (heap_.capacity())
-            vector_pool<byte_vector>::get().give(std::move(heap_));
+        if (heap_.capacity()) [[unlikely]]
+            recycle_heap();
     }
 
     // Small enough to be inlined into every argument's serialization, where `n` is known.
@@ -116,6 +116,9 @@ class byte_writer {
     }
 
   private:
+    [[gnu::noinline]] void recycle_heap() noexcept {
+        vector_pool<byte_vector>::get().give(std::move(heap_));
+    }
     [[gnu::noinline]] void write_spilled(const void* p, std::size_t n) {
         if (!spilled_) {
             // A heap buffer given in advance (heap()) is kept if it is large enough.
@@ -177,15 +180,18 @@ class byte_reader {
 
     // Throws wire_error unless the arguments took every byte, and the bulk if there is one.
     void expect_end() const {
-        if (remaining() != 0)
-            throw wire_error("payload has " + std::to_string(remaining()) +
-                             " bytes more than the handler's parameters");
-        if (bulk_ && *bulk_)
-            throw wire_error("no parameter takes the split-phase payload of " +
-                             std::to_string(bulk_->size()) + " bytes");
+        if (remaining() != 0 || (bulk_ && *bulk_)) [[unlikely]]
+            left_over();
     }
 
   private:
+    [[noreturn, gnu::noinline]] void left_over() const {
+        if (remaining() != 0)
+            throw wire_error("payload has " + std::to_string(remaining()) +
+                             " bytes more than the handler's parameters");
+        throw wire_error("no parameter takes the split-phase payload of " +
+                         std::to_string(bulk_->size()) + " bytes");
+    }
     [[noreturn, gnu::noinline]] void truncated(std::size_t n) const {
         throw wire_error("truncated payload: needs " + std::to_string(n) + " more bytes, " +
                          std::to_string(remaining()) + " left");
