@@ -25,12 +25,18 @@ class balancer final : public lb::context {
     void ready(pending_handler* h);
     void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
     void notify(const lb::object_load& l);
-    // A handler started without the policy's queue (the object layer's direct path).
+    // A handler started without the policy's queue (the object layer's direct path). Only
+    // policies read the running counts, so without one nothing pays for them (four atomic
+    // read-modify-writes per handler, one a compare-and-swap loop on a double).
     void started(double load) noexcept {
+        if (!balances_)
+            return;
         running_.fetch_add(1);
         running_load_.fetch_add(load);
     }
     void finished(double load) noexcept {
+        if (!balances_)
+            return;
         running_.fetch_sub(1);
         running_load_.fetch_sub(load);
     }
@@ -49,6 +55,10 @@ class balancer final : public lb::context {
         enabled_.store(on);
         if (on)
             was_on_.store(true);
+    }
+    // Whether a policy may move objects now: it must then see every pending handler.
+    bool balancing() const noexcept {
+        return balances_ && enabled_.load(std::memory_order_relaxed);
     }
     // Thread that called run(): a phase ended. Balancing still on counts as having balanced.
     void phase_over() noexcept {

@@ -1,19 +1,21 @@
 // The direct path: a message that a worker receives for an object living on its rank runs at
-// once on that worker when the rank has nothing else to do and nothing can come before it: it
-// is next in its origin's order, nothing waits on the object ahead of it, and the access it
-// asks for is free. The queued path (ready queue, the policy's queue, a worker's claim, the
-// balancer's bookkeeping at each step) costs more than the transport and the handler together
-// and has nothing to decide then: the order is kept, and the handler would start on whichever
+// once on that worker when nothing can come before it: it is next in its origin's order,
+// nothing waits on the object ahead of it, and the access it asks for is free. The queued path
+// (ready queue, the policy's queue, a worker's claim, the balancer's bookkeeping at each step)
+// costs more than the transport and the handler together and has nothing to decide when the
+// rank has nothing else to do: the order is kept, and the handler would start on whichever
 // worker is free, which this one is. With other work about (queued items, pending handlers,
 // the rest of a batch) messages take the queued path, where the balancer sees them and may
-// move their objects to an idle rank.
+// move their objects to an idle rank and other workers may take them, unless the rank has a
+// single worker and no policy balances (may_run_here): the queued path would then only run
+// the same handlers in the same order on the same worker, later.
 #include "lb/balancer.hpp"
 #include "objects/layer.hpp"
 
 namespace prema::detail::objects {
 
 bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in) {
-    if (h.op != object_op::user || in.more_in_batch || !only_work_here())
+    if (h.op != object_op::user || !may_run_here(in.more_in_batch))
         return false;
     const auto* handler = find_object_handler(h.handler);
     if (!handler)

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "prema/objects/objects.hpp"
+#include "transport/id_lookup.hpp"
 
 namespace prema::detail {
 
@@ -37,8 +38,7 @@ std::uint64_t register_object_handler(const char* key, object_runner run, object
 }
 
 const object_handler_entry* find_object_handler(std::uint64_t id) noexcept {
-    auto it = table<object_handler_entry>().find(id);
-    return it == table<object_handler_entry>().end() ? nullptr : &it->second;
+    return find_cached(table<object_handler_entry>(), id);
 }
 
 } // namespace prema::detail

@@ -45,6 +45,12 @@ void grant(object_record& rec, access mode) {
 }
 
 namespace {
+// Whether schedule() has anything to do once an access is given back (lock held): entries to
+// start or hand to the balancer, or a pending load the balancer must hear has gone.
+bool schedule_needed(const object_record& rec) {
+    return !rec.ready.empty() || rec.told.pending != 0;
+}
+
 // Undoes grant(); `handler`: a started handler (not a guard) ends. Record locked.
 void give_back(object_record& rec, access mode, bool handler) {
     if (mode == access::exclusive)
@@ -170,13 +176,16 @@ void schedule(const record_ptr& rec) {
 }
 
 void finish(const record_ptr& rec, access mode, bool handler, double load) {
+    bool more = false;
     {
         std::lock_guard lock(rec->mutex);
         give_back(*rec, mode, handler);
+        more = schedule_needed(*rec);
     }
     if (handler)
         current_balancer().finished(load);
-    schedule(rec);
+    if (more)
+        schedule(rec);
 }
 
 namespace {
@@ -258,10 +267,11 @@ void invoke_plain(const record_ptr& rec, const object_handler_entry& h, const ob
 bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, object_entry& next,
                           const object_handler_entry*& next_handler) {
     const double ended = load;
-    bool took = false;
+    bool took = false, more = false;
     {
         std::lock_guard lock(rec->mutex);
         give_back(*rec, mode, true);
+        more = schedule_needed(*rec);
         if (rec->gone_to == -1 && !rec->ready.empty() &&
             rec->ready.front().header.op == object_op::user && only_work_here() &&
             !quantum_expired()) {
@@ -283,7 +293,7 @@ bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, obj
     auto& lb = current_balancer();
     lb.finished(ended);
     // A shared one taken may leave others that can start beside it: they go to the balancer.
-    if (!took || mode == access::shared)
+    if (more && (!took || mode == access::shared))
         schedule(rec);
     if (took)
         lb.started(load);

@@ -351,6 +351,11 @@ bool only_work_here() noexcept {
     return progress_thread_runs_message && st.workers->active() == 0;
 }
 
+bool may_run_here(bool more_in_batch) noexcept {
+    auto& st = state();
+    return (st.cfg.workers == 1 && !st.lb->balancing()) || (!more_in_batch && only_work_here());
+}
+
 } // namespace detail
 
 int rank() noexcept {

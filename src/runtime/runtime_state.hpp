@@ -76,6 +76,11 @@ void dispatch_message(void* arg);
 // any (dedicated progress on shared cores), and no object handler waits in the balancer. More
 // user code may then run to its end right here without hiding work from the balancer.
 bool only_work_here() noexcept;
+// Whether a received message may run at once on the worker that holds it rather than queue:
+// it and the rest of its batch (`more_in_batch`) are all the work the rank has
+// (only_work_here), or no other worker could run it sooner and no policy needs to see it
+// pending (the rank has one worker and balancing is off).
+bool may_run_here(bool more_in_batch) noexcept;
 
 // Demangled type of the exception being handled (inside a catch block).
 std::string current_exception_type();
