@@ -26,11 +26,11 @@ struct config {
     int lb_neighbours = 4;             // --prema-lb-neighbours: diffusion neighbourhood
     double lb_alpha = 0.1;             // --prema-lb-alpha: heat diffusion tolerance
     std::string log = "warn";          // --prema-log: trace|debug|info|warn|error|off
-    std::size_t eager_bytes = 8192;    // --prema-eager-bytes: larger payloads go split-phase
+    std::size_t eager_bytes = 32768;   // --prema-eager-bytes: larger payloads go split-phase
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
     // --prema-aggregate-bytes: small messages to one rank leave together in batches of up to
     // this many bytes (at most eager_bytes); 0 sends each message on its own.
-    std::size_t aggregate_bytes = 8192;
+    std::size_t aggregate_bytes = 32768;
     std::uint64_t aggregate_us = 50; // --prema-aggregate-us: the longest a batch stays open
     // --prema-max-outstanding-bytes: co_await send suspends while this rank has more queued
     // for the network, or unacknowledged by one destination; 0: no limit.

@@ -126,7 +126,7 @@ constexpr option options[] = {
                                "' is not one of trace, debug, info, warn, error, critical, off");
          c.log = v;
      }},
-    {"eager-bytes", "N", "8192", true,
+    {"eager-bytes", "N", "32768", true,
      "Payloads up to this size travel inline with the header; larger ones go split-phase "
      "(header first, payload on its own tag), and a vector argument of this size or more "
      "travels without copies (see \"Large payloads\"). At most 1 MiB.",
@@ -144,7 +144,7 @@ constexpr option options[] = {
              throw usage_error("option --prema-max-message-bytes: " + v +
                                " is above the 2 GiB an MPI message can carry");
      }},
-    {"aggregate-bytes", "N", "8192", true,
+    {"aggregate-bytes", "N", "32768", true,
      "Small messages a worker sends to one rank leave together in batches of up to N bytes "
      "(capped by `--prema-eager-bytes` and `--prema-max-message-bytes`; below 128 aggregation "
      "is off). See \"Small messages\".",
