@@ -8,11 +8,15 @@ namespace prema::detail::objects {
 
 void note_forwarded(const object_header& h, const object_record& rec) {
     // Lazy update: the origin learns where the object is from its forwarded message.
-    if (int here = rank(); h.hops > 0 && h.origin != here)
+    if (h.hops == 0)
+        return;
+    if (int here = rank(); h.origin != here)
         post_update(h.origin, h.id, here, rec.moves);
 }
 
 void admit_early(object_record& rec, std::int32_t origin, std::uint64_t& expected) {
+    if (rec.early.empty()) // the usual case: messages arrive in order
+        return;
     for (auto it = rec.early.find({origin, expected}); it != rec.early.end();
          it = rec.early.find({origin, expected})) {
         // A cancelled request only held its place in the order.
