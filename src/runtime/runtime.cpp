@@ -213,12 +213,14 @@ batch_set* my_batches(runtime_state& st) noexcept {
 }
 } // namespace
 
-std::byte* batch_begin(int dest, std::size_t& room) {
+batch_lane* open_batch(int dest) {
     auto* st = state_or_null();
     batch_set* b = st ? my_batches(*st) : nullptr;
     if (!b || dest == st->rank)
         return nullptr;
-    return b->begin(dest, room);
+    std::size_t room = 0;
+    b->begin(dest, room);
+    return &b->lanes()[dest];
 }
 
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
@@ -252,9 +254,9 @@ void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
 }
 
 void post_copy_slow(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
-    std::size_t room = 0;
-    if (std::byte* at = payload.bulk() ? nullptr : batch_begin(dest, room)) {
-        byte_writer w(at, room);
+    if (batch_lane* lane = payload.bulk() ? nullptr : open_batch(dest)) {
+        std::size_t room = 0;
+        byte_writer w(lane_room(*lane, room), room);
         w.write(payload.data(), payload.size());
         return batch_commit(dest, handler, token, w);
     }

@@ -64,12 +64,12 @@ void check_payload(std::uint64_t handler, const byte_writer& payload);
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags = 0);
 
-// Where the next message to `dest` can be written into the calling worker's open batch to that
-// rank (src/transport/aggregator.hpp), with `room` bytes; nullptr when this message does not
-// go through a batch (the caller is not a worker of the running runtime, aggregation is off,
-// or `dest` is this rank).
-std::byte* batch_begin(int dest, std::size_t& room);
-// The message begun by batch_begin has `payload`'s bytes: it joins the batch, or, if they
+// The calling worker's batch to `dest` (src/transport/aggregator.hpp), opened if needed, with
+// at least batch_min_room bytes of room; nullptr when messages to `dest` do not go through a
+// batch (the caller is not a worker of the running runtime, aggregation is off, or `dest` is
+// this rank).
+batch_lane* open_batch(int dest);
+// The message written at lane_room() has `payload`'s bytes: it joins the batch, or, if they
 // overflowed the room (payload.spilled()) or have a bulk, leaves as it fits best.
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
 
@@ -78,8 +78,8 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
 void batch_committed(int dest, std::uint64_t handler, std::size_t bytes);
 
 // The inline path shared by post_new and post_copy: the calling worker's open batch to `dest`,
-// if a counted message may join it without a call (nullptr: take the out-of-line path, which
-// opens batches, flushes those the progress engine asked for, and handles everything else).
+// if a counted message may join it without a call (nullptr: ask open_batch, which opens
+// batches and flushes those the progress engine asked for).
 inline batch_lane* open_lane(int dest) noexcept {
     worker_outbox* o = tls_outbox;
     if (!o || !o->lanes || dest == o->self || o->flush_requested->load(std::memory_order_relaxed))
@@ -126,7 +126,10 @@ inline void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte
 template <class Write>
 void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& write,
               std::uint32_t flags = 0) {
-    if (batch_lane* lane = flags == 0 ? open_lane(dest) : nullptr) [[likely]] {
+    batch_lane* lane = nullptr;
+    if (flags == 0 && !(lane = open_lane(dest))) [[unlikely]]
+        lane = open_batch(dest);
+    if (lane) [[likely]] {
         std::size_t room = 0;
         std::byte* at = lane_room(*lane, room);
         byte_writer w(at, room, tls_outbox->eager_bytes);
@@ -134,12 +137,6 @@ void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& writ
         if (w.spilled() || w.bulk()) [[unlikely]]
             return batch_commit(dest, handler, token, w);
         return join_lane(*lane, dest, handler, token, w.size());
-    }
-    std::size_t room = 0;
-    if (std::byte* at = flags == 0 ? batch_begin(dest, room) : nullptr) {
-        byte_writer w(at, room, eager_capacity());
-        write(w);
-        return batch_commit(dest, handler, token, w);
     }
     message* m = acquire_message();
     try {
