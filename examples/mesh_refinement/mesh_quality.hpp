@@ -16,6 +16,9 @@ struct mesh_quality {
     double min_angle_deg = 180;
     double area = 0;
     std::uint64_t digest = 0; // FNV-1a over the points' bits and the triangles
+    template <class Ar> void serialize(Ar& ar) {
+        ar(triangles, points, below_bound, inverted, min_angle_deg, area, digest);
+    }
 };
 
 mesh_quality assess(const triangle_mesh& m, double angle_bound_deg);
