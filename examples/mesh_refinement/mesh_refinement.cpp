@@ -72,10 +72,13 @@ struct options {
     int adapt_steps = 0;
     double change = 0.1, fine = 0.004;
     int solve_sweeps = 20;
+    std::string lb_loads;
     int repeat = 1;
     std::string vtk, json;
+    std::vector<std::string> args; // main()'s, --prema-* included
 
     void add_to(example::cli& cli, int argc, char** argv) {
+        args.assign(argv, argv + argc);
         policies.add_to(cli, argc, argv);
         cli.add("--subdomains", "N", "subdomains in all (default: --per-worker x workers x ranks)",
                 subdomains, 1, 1 << 20);
@@ -107,6 +110,10 @@ struct options {
         cli.add("--solve-sweeps", "K",
                 "relaxation sweeps over each subdomain's mesh per adaptive step", solve_sweeps, 0,
                 1 << 16);
+        cli.add("--lb-loads", "LIST",
+                "run each policy once per load mode of the list (declared,measured,hybrid), "
+                "passing --prema-lb-load MODE to its runtime",
+                lb_loads);
         cli.add("--repeat", "N",
                 "run the whole sequence N times; each policy shows its fastest run (the least "
                 "disturbed by other work on the machine)",
@@ -157,6 +164,7 @@ struct run_result {
 void set_step(const options& o, const domain& d, int step) {
     int n = d.subdomains();
     moving_front front(n, o.change, o.fine, o.hmax);
+    g_context.front = front;
     g_context.cap.assign(std::size_t(n), o.hmax);
     g_context.estimate.assign(std::size_t(n), 1.0);
     for (int i = 0; i < n; ++i) {
@@ -170,13 +178,57 @@ void set_step(const options& o, const domain& d, int step) {
     g_context.step = step;
 }
 
-run_result run_once(const options& o, prema::config cfg, const domain& d, const std::string& policy,
-                    bool keep_meshes) {
+// A run of the table: a policy, under a runtime configuration, named by `label`.
+struct run_spec {
+    std::string label, policy;
+    prema::config cfg;
+};
+
+// `cfg` as main() got it, with `--prema-lb-load mode` added to the command line.
+prema::config with_lb_load(const options& o, const std::string& mode) {
+    std::vector<std::string> args = o.args;
+    args.insert(args.end(), {"--prema-lb-load", mode});
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = int(args.size());
+    try {
+        return prema::config::from_args(argc, argv.data());
+    } catch (const prema::usage_error& e) {
+        throw prema::usage_error(std::string("--lb-loads needs a runtime with --prema-lb-load: ") +
+                                 e.what());
+    }
+}
+
+// Static placement first, then each policy (once per --lb-loads mode).
+std::vector<run_spec> table_runs(const options& o, const prema::config& cfg) {
+    std::vector<run_spec> runs{{"none", "none", cfg}};
+    std::vector<std::string> modes;
+    for (std::size_t at = 0; at < o.lb_loads.size();) {
+        std::size_t comma = std::min(o.lb_loads.find(',', at), o.lb_loads.size());
+        modes.push_back(o.lb_loads.substr(at, comma - at));
+        at = comma + 1;
+    }
+    for (auto& name : o.policies.resolve(cfg.lb, "work_stealing")) {
+        if (name == "none")
+            continue;
+        if (modes.empty())
+            runs.push_back({name, name, cfg});
+        for (auto& mode : modes)
+            runs.push_back({name + "/" + mode, name, with_lb_load(o, mode)});
+    }
+    return runs;
+}
+
+run_result run_once(const options& o, const run_spec& spec, const domain& d, bool keep_meshes) {
+    const std::string& policy = spec.label;
+    prema::config cfg = spec.cfg;
     int me = 0, p = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     const int n = d.subdomains();
-    cfg.lb = policy;
+    cfg.lb = spec.policy;
     run_result res;
     res.policy = policy;
     prema::runtime rt(MPI_COMM_WORLD, cfg);
@@ -401,18 +453,15 @@ int program(const options& o, const prema::config& cfg) {
     g_context.min_angle = o.min_angle;
     g_context.steps = o.steps;
 
-    std::vector<std::string> names{"none"};
-    for (auto& name : o.policies.resolve(cfg.lb, "work_stealing"))
-        if (name != "none")
-            names.push_back(name);
+    std::vector<run_spec> specs = table_runs(o, cfg);
     // With --repeat, the sequence runs again and each policy keeps its fastest run (the one the
     // rest of the machine disturbed least); every run is checked.
-    std::vector<run_result> runs(names.size());
+    std::vector<run_result> runs(specs.size());
     bool all_ok = true;
     for (int rep = 0; rep < o.repeat; ++rep)
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            bool last = rep + 1 == o.repeat && i + 1 == names.size();
-            run_result r = run_once(o, cfg, d, names[i], !o.vtk.empty() && last);
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            bool last = rep + 1 == o.repeat && i + 1 == specs.size();
+            run_result r = run_once(o, specs[i], d, !o.vtk.empty() && last);
             all_ok &= r.ok && (me != 0 || sum_up(r.subdomains, d).ok(d));
             auto meshes = std::move(r.meshes);
             if (rep == 0 || r.total() < runs[i].total())

@@ -31,6 +31,7 @@ constexpr int opposite(int s) {
 struct side_point {
     int side = 0;
     double along = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(side, along); }
 };
 
 // Every vertex of a subdomain's triangulation but the cell's corners: enough to rebuild it

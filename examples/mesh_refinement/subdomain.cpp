@@ -62,7 +62,7 @@ prema::task<> refine_to_quality(subdomain& s, int depth) {
                 continue;
             ++s.splits_sent[std::size_t(p.side)];
             co_await prema::send(g_context.names[std::size_t(across)], prema::fn<&split>,
-                                 opposite(p.side), p.along, depth + 1);
+                                 opposite(p.side), p.along, depth + 1, g_context.step);
         }
         on_sides.clear();
         if (done)
@@ -111,26 +111,47 @@ prema::task<> relax(subdomain& s) {
     g_busy.add(since, false);
 }
 
+// Whether side `side` of subdomain i starts again from its end points in step `step`.
+bool side_resets(int i, int side, int step) {
+    const moving_front& f = g_context.front;
+    int j = g_context.d->neighbour(i, side);
+    return step > 0 && !f.inside(i, step) && (j < 0 || !f.inside(j, step)) &&
+           (f.inside(i, step - 1) || (j >= 0 && f.inside(j, step - 1)));
+}
+
 } // namespace
 
 prema::task<> refine(subdomain& s) {
-    double cap = g_context.cap[std::size_t(s.index)];
-    if (cap > s.cap && (s.live || !s.saved.interior.empty())) {
-        // Coarser: start again from the sides, which keep their vertices (the neighbours
-        // have them too).
+    int step = g_context.step;
+    std::array<bool, 4> reset{};
+    for (int side = 0; side < 4; ++side)
+        reset[std::size_t(side)] = side_resets(s.index, side, step);
+    bool built = s.live || !s.saved.interior.empty();
+    if (built && std::find(reset.begin(), reset.end(), true) != reset.end()) {
         vertex_set sides{s.live ? s.live->vertices().sides : s.saved.sides, {}};
+        for (int side = 0; side < 4; ++side)
+            if (reset[std::size_t(side)])
+                sides.sides[std::size_t(side)].clear();
+        for (side_point p : s.early)
+            if (reset[std::size_t(p.side)])
+                sides.sides[std::size_t(p.side)].push_back(p.along);
+        for (auto& v : sides.sides)
+            std::sort(v.begin(), v.end());
         s.live.reset();
         s.saved = std::move(sides);
     }
-    s.cap = cap;
-    s.refined_step = g_context.step;
-    triangulation(s).set_cap(cap);
+    s.early.clear();
+    s.cap = g_context.cap[std::size_t(s.index)];
+    s.refined_step = step;
+    triangulation(s).set_cap(s.cap);
     co_await refine_to_quality(s, 0);
     co_await relax(s);
 }
 
-prema::task<> split(subdomain& s, int side, double along, int depth) {
+prema::task<> split(subdomain& s, int side, double along, int depth, int step) {
     ++s.splits_received;
+    if (step > s.refined_step)
+        s.early.push_back({side, along});
     s.pending.push_back({{side, along}, depth});
     if (s.pending.size() == 1)
         co_await prema::send(g_context.names[std::size_t(s.index)], prema::fn<&resume>);

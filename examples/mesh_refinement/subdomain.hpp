@@ -26,6 +26,7 @@
 
 #include <prema/prema.hpp>
 
+#include "adaptivity.hpp"
 #include "domain.hpp"
 #include "mesh_quality.hpp"
 #include "refinement.hpp"
@@ -38,11 +39,12 @@ struct subdomain;
 struct refinement_context {
     const domain* d = nullptr;
     double min_angle = 20.7;
-    int steps = 32;               // Steiner points between yield points
-    int step = 0;                 // 0: the first refinement; then the adaptive steps
-    int solve_sweeps = 0;         // multi-step: relaxation sweeps over the mesh per step
-    std::vector<double> cap;      // size cap per subdomain, this step
-    std::vector<double> estimate; // load() per subdomain, this step
+    int steps = 32;                 // Steiner points between yield points
+    int step = 0;                   // 0: the first refinement; then the adaptive steps
+    int solve_sweeps = 0;           // multi-step: relaxation sweeps over the mesh per step
+    moving_front front{1, 0, 1, 1}; // where the elements must be finer, step by step
+    std::vector<double> cap;        // size cap per subdomain, this step
+    std::vector<double> estimate;   // load() per subdomain, this step
     std::vector<prema::mobile_ptr<subdomain>> names;
 };
 extern refinement_context g_context;
@@ -64,7 +66,7 @@ extern busy_clock g_busy;
 struct pending_split {
     side_point at;
     int depth = 0;
-    template <class Ar> void serialize(Ar& ar) { ar(at.side, at.along, depth); }
+    template <class Ar> void serialize(Ar& ar) { ar(at, depth); }
 };
 
 struct subdomain {
@@ -73,6 +75,7 @@ struct subdomain {
     int refined_step = -1; // the last step whose refine() ran
     vertex_set saved;      // the vertices while `live` is empty (built or migrated)
     std::vector<pending_split> pending;
+    std::vector<side_point> early; // received this step before refine() ran for it
     std::array<std::uint64_t, 4> splits_sent{};
     std::uint64_t splits_received = 0, splits_inserted = 0;
     int max_depth = 0;         // of the splits this subdomain inserted
@@ -90,20 +93,23 @@ struct subdomain {
     }
 
     template <class Ar> void save(Ar& ar) const {
-        ar(index, cap, refined_step, live ? live->vertices() : saved, pending, splits_sent,
+        ar(index, cap, refined_step, live ? live->vertices() : saved, pending, early, splits_sent,
            splits_received, splits_inserted, max_depth, refined_by, steiner, rebuilds, rebuild_s);
     }
     template <class Ar> void load(Ar& ar) {
-        ar(index, cap, refined_step, saved, pending, splits_sent, splits_received, splits_inserted,
-           max_depth, refined_by, steiner, rebuilds, rebuild_s);
+        ar(index, cap, refined_step, saved, pending, early, splits_sent, splits_received,
+           splits_inserted, max_depth, refined_by, steiner, rebuilds, rebuild_s);
     }
 };
 
-// Refines to g_context.cap[index] (coarser than before: rebuilt from the sides' vertices,
-// which must stay since the neighbours have them), then runs the step's relaxation sweeps.
+// Refines to g_context.cap[index], then runs the step's relaxation sweeps. In an adaptive
+// step, a subdomain the front has just left, or whose neighbour it has just left, is rebuilt
+// from its sides first; a side between two subdomains outside the front loses the vertices
+// the front put on it. Both ends of a side decide that alike from the front alone, and keep
+// the splits the other sent this step before the rebuild.
 prema::task<> refine(subdomain& s);
-// From the neighbour across `side`: a vertex it put on the side they share.
-prema::task<> split(subdomain& s, int side, double along, int depth);
+// From the neighbour across `side`: a vertex it put on the side they share in step `step`.
+prema::task<> split(subdomain& s, int side, double along, int depth, int step);
 // Inserts the pending splits and refines again.
 prema::task<> resume(subdomain& s);
 
