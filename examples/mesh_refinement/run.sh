@@ -36,7 +36,7 @@ run np3 3 "$@"
 # shellcheck disable=SC2086
 if "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 1 "$bin" --prema-help 2>&1 |
     grep -q -- --prema-lb-load; then
-    adapt+=(--lb-loads declared,measured,hybrid)
+    adapt+=(--lb-loads "declared,measured,hybrid")
 fi
 run np4_adapt10 4 "${adapt[@]}" --change 0.1 "$@"
 run np4_adapt50 4 "${adapt[@]}" --change 0.5 "$@"
