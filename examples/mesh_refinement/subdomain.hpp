@@ -85,11 +85,12 @@ struct subdomain {
     double rebuild_s = 0;
     std::unique_ptr<refinement> live; // not serialized
 
-    // The refinement ahead, until refine() has run for this step; then what a split costs
-    // (a scan of the mesh and a little refinement around the new vertex), a small fraction.
+    // The refinement ahead, until refine() has run for this step. After it, a pending split
+    // costs a scan of the mesh and a little refinement, while moving the subdomain for it
+    // costs a rebuild of the whole triangulation; it weighs 1, like the lightest subdomain,
+    // so that the balancers move unrefined subdomains rather than refined ones.
     double load() const {
-        double full = g_context.estimate[std::size_t(index)];
-        return refined_step == g_context.step ? full / 50 : full;
+        return refined_step == g_context.step ? 1.0 : g_context.estimate[std::size_t(index)];
     }
 
     template <class Ar> void save(Ar& ar) const {
