@@ -71,7 +71,7 @@ struct options {
     int rotate = 0;
     int adapt_steps = 0;
     double change = 0.1, fine = 0.004;
-    int solve_sweeps = 20;
+    int solve_sweeps = 200;
     std::string lb_loads;
     int repeat = 1;
     std::string vtk, json;
