@@ -126,8 +126,7 @@ prema::task<> refine(subdomain& s) {
     std::array<bool, 4> reset{};
     for (int side = 0; side < 4; ++side)
         reset[std::size_t(side)] = side_resets(s.index, side, step);
-    bool built = s.live || !s.saved.interior.empty();
-    if (built && std::find(reset.begin(), reset.end(), true) != reset.end()) {
+    if (std::find(reset.begin(), reset.end(), true) != reset.end()) {
         vertex_set sides{s.live ? s.live->vertices().sides : s.saved.sides, {}};
         for (int side = 0; side < 4; ++side)
             if (reset[std::size_t(side)])
@@ -169,6 +168,9 @@ prema::task<> resume(subdomain& s) {
     if (depth < 0)
         co_return; // the neighbour split where this side had split already
     s.max_depth = std::max(s.max_depth, depth);
+    if (s.refined_step < g_context.step)
+        co_return; // this step's refine() is still to come and refines it all (from a mesh that
+                   // its rebuild may reset: refining now could send splits it then drops)
     co_await refine_to_quality(s, depth);
 }
 
