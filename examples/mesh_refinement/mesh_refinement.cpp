@@ -170,9 +170,11 @@ void set_step(const options& o, const domain& d, int step) {
     for (int i = 0; i < n; ++i) {
         g_context.cap[std::size_t(i)] = front.cap(i, step);
         if (o.estimate == "sizing")
+            // Whole numbers: the balancers add and subtract loads, and sums of integers stay
+            // exact (fractions left heat_diffusion a rank load of -1e-10 to reject).
             g_context.estimate[std::size_t(i)] =
-                d.expected_triangles(i, g_context.cap[std::size_t(i)]) *
-                (step > 0 ? 1 + o.solve_sweeps / 10.0 : 1);
+                std::max(1.0, std::round(d.expected_triangles(i, g_context.cap[std::size_t(i)]) *
+                                         (step > 0 ? 1 + o.solve_sweeps / 10.0 : 1)));
     }
     g_context.solve_sweeps = step > 0 ? o.solve_sweeps : 0;
     g_context.step = step;
