@@ -11,8 +11,10 @@
 // Delaunay mesher (refinement.hpp). Shared sides start with their end points only; a
 // subdomain that splits one sends the point to the neighbour, which inserts it and refines
 // again (a cascade). The sizing field shrinks elements sharply near a curve in the bottom of
-// the square, so refinement costs differ by 1000x between subdomains. Refinement goes step by
-// step (--steps Steiner points) with a yield point between steps.
+// the square, and a band of subdomains (the front, adaptivity.hpp) asks for finer elements
+// than its neighbours, so refinement costs differ by 1000x between subdomains and the
+// neighbours of the front must grade down to its sides. Refinement goes step by step (--steps
+// Steiner points) with a yield point between steps.
 //
 // One run per policy, each on a fresh prema::runtime in this process (`none` first, the static
 // baseline):

@@ -111,7 +111,7 @@ struct subdomain {
 prema::task<> refine(subdomain& s);
 // From the neighbour across `side`: a vertex it put on the side they share in step `step`.
 prema::task<> split(subdomain& s, int side, double along, int depth, int step);
-// Inserts the pending splits and refines again.
+// Inserts the pending splits and refines again (unless this step's refine() is still to come).
 prema::task<> resume(subdomain& s);
 
 // What rank 0 collects about each subdomain at the end.
