@@ -1,9 +1,9 @@
-// The multi-step benchmark's moving feature (Barker's loosely synchronous adaptivity): a band
-// of `width` consecutive subdomains in row-major order, a front sweeping up the square, where
-// elements must be no larger than `fine`. Each step it advances by `shift` subdomains: that many
-// enter it (refined further) and as many leave it (coarsened), so 2 shift / n of the
-// subdomains change per step and the others keep their load, which makes the previous step's
-// measured loads a good predictor of the next step's.
+// The multi-step benchmark's moving feature (Barker's loosely synchronous adaptivity, thesis
+// ch. 7.5): a band of `width` consecutive subdomains in row-major order, a front sweeping up
+// the square, where elements must be no larger than `fine`. Each step it advances by `shift`
+// subdomains: that many enter it (refined further) and as many leave it (coarsened), as in the
+// thesis's "10% refine + 10% de-refine"; the others keep their load, which makes the previous
+// step's measured loads a good predictor of the next step's.
 #pragma once
 
 #include <algorithm>
@@ -15,11 +15,11 @@ struct moving_front {
     int n = 1, width = 0, shift = 0;
     double fine = 1, coarse = 1;
 
-    // `change`: the fraction of subdomains that change per step (half refined, half
-    // coarsened). The band covers a quarter of the subdomains, or what moves if that is more.
+    // `change`: the fraction of subdomains refined per step (as many are coarsened). The band
+    // covers a quarter of the subdomains, or what moves if that is more.
     moving_front(int subdomains, double change, double fine_size, double coarse_size)
         : n(subdomains), fine(fine_size), coarse(coarse_size) {
-        shift = std::max(1, int(std::lround(change * n / 2)));
+        shift = std::max(1, int(std::lround(change * n)));
         width = std::min(n, std::max(shift, n / 4));
     }
 

@@ -106,8 +106,8 @@ struct options {
                 "fine subdomains moves on",
                 adapt_steps, 0, 1000);
         cli.add("--change", "F",
-                "fraction of the subdomains refined or coarsened per adaptive step", change, 0.0,
-                1.0);
+                "fraction of the subdomains refined per adaptive step (as many are coarsened)",
+                change, 0.0, 1.0);
         cli.add("--fine", "H", "element size inside the moving front", fine, 1e-7, 1.0);
         cli.add("--solve-sweeps", "K",
                 "relaxation sweeps over each subdomain's mesh per adaptive step", solve_sweeps, 0,
@@ -354,9 +354,10 @@ bool report(const options& o, const prema::config& cfg, const domain& d,
     if (multi) {
         moving_front front(d.subdomains(), o.change, o.fine, o.hmax);
         std::printf("multi-step: %d adaptive steps, front of %d subdomains (element size %g) "
-                    "moving %d per step: %.1f%% change per step; %d relaxation sweeps per step\n",
+                    "moving %d per step: %.1f%% of the subdomains refined and as many "
+                    "coarsened per step; %d relaxation sweeps per step\n",
                     o.adapt_steps, front.width, o.fine, front.shift,
-                    100.0 * 2 * front.shift / d.subdomains(), o.solve_sweeps);
+                    100.0 * front.shift / d.subdomains(), o.solve_sweeps);
     }
     std::printf("\n%-15s %9s %8s %7s %6s | %-23s | %5s %14s %8s %5s %10s %7s\n", "policy",
                 multi ? "total" : "makespan", "vs none", "speedup", "cores",

@@ -6,9 +6,9 @@
 #      -> np4.{txt,json}, mesh.vtk and mesh.vtk.sides (not kept in git), mesh.png
 #   2. the same on 2 and 3 ranks (checks on every rank count; the mesh size varies with the
 #      order in which splits arrive) -> np2.{txt,json}, np3.{txt,json}
-#   3. multi-step adaptivity, 4 ranks: 20 steps, 10% and 50% of the subdomains changing per
-#      step -> np4_adapt10.{txt,json}, np4_adapt50.{txt,json}; when the runtime has
-#      --prema-lb-load, every policy runs with declared, measured and hybrid loads
+#   3. multi-step adaptivity, 4 ranks: 20 steps, 10% and 50% of the subdomains refined (and as
+#      many coarsened) per step -> np4_adapt10.{txt,json}, np4_adapt50.{txt,json}; when the
+#      runtime has --prema-lb-load, every policy runs with declared, measured and hybrid loads
 # Each runs the sequence of policies REPEAT times and shows each policy's fastest run.
 #
 #   examples/mesh_refinement/run.sh [mesh_refinement options...]   (passed to every run)
