@@ -99,12 +99,13 @@ def main() -> int:
         cx, cy = x0 + 0.3 * (x1 - x0), y0 + 0.3 * (y1 - y0)
     else:
         cx, cy = 0.5, 0.5
-    half = 0.01
+    half = 0.005
     centre = xy[tri].mean(axis=1)
     near = (np.abs(centre[:, 0] - cx) < 1.5 * half) & (np.abs(centre[:, 1] - cy) < 1.5 * half)
     zt = Triangulation(xy[:, 0], xy[:, 1], tri[near])
-    zoom.tripcolor(zt, facecolors=sub[near] % cmap.N, edgecolors="k", linewidth=0.2,
-                   cmap=plt.get_cmap("Pastel1"), vmin=0, vmax=8)
+    # Nine colours: neighbours (index +-1, +-columns) never share one below 10 columns.
+    zoom.tripcolor(zt, facecolors=sub[near] % 9, edgecolors="k", linewidth=0.2,
+                   cmap=plt.get_cmap("Pastel1"), vmin=-0.5, vmax=8.5)
     zoom.set_xlim(cx - half, cx + half)
     zoom.set_ylim(cy - half, cy + half)
     zoom.set_title(f"the busiest shared side, zoom x{1 / (2 * half):.0f} at ({cx:.3f}, "
