@@ -87,10 +87,11 @@ struct subdomain {
 
     // The refinement ahead, until refine() has run for this step. After it, a pending split
     // costs a scan of the mesh and a little refinement, while moving the subdomain for it
-    // costs a rebuild of the whole triangulation; it weighs 1, like the lightest subdomain,
-    // so that the balancers move unrefined subdomains rather than refined ones.
+    // costs a rebuild of the whole triangulation; it weighs nothing, so that the balancers
+    // that go by weight move unrefined subdomains, not refined ones (work stealing takes
+    // whatever is pending).
     double load() const {
-        return refined_step == g_context.step ? 1.0 : g_context.estimate[std::size_t(index)];
+        return refined_step == g_context.step ? 0.0 : g_context.estimate[std::size_t(index)];
     }
 
     template <class Ar> void save(Ar& ar) const {
