@@ -63,6 +63,20 @@ rect domain::cell(int i) const {
     return {double(ix) / nx_, double(iy) / ny_, double(ix + 1) / nx_, double(iy + 1) / ny_};
 }
 
+int domain::neighbour(int i, int s) const {
+    int ix = i % nx_, iy = i / nx_;
+    switch (s) {
+    case 0:
+        return iy > 0 ? i - nx_ : -1;
+    case 1:
+        return ix + 1 < nx_ ? i + 1 : -1;
+    case 2:
+        return iy + 1 < ny_ ? i + nx_ : -1;
+    default:
+        return ix > 0 ? i - 1 : -1;
+    }
+}
+
 std::vector<rect> domain::holes_in(const rect& c) const {
     std::vector<rect> out;
     for (const rect& h : holes_) {
@@ -89,7 +103,7 @@ double domain::area() const {
     return a;
 }
 
-double domain::expected_triangles(int i) const {
+double domain::expected_triangles(int i, double cap) const {
     constexpr int samples = 48; // per side of the cell
     rect c = cell(i);
     auto holes = holes_in(c);
@@ -101,7 +115,7 @@ double domain::expected_triangles(int i) const {
                 return x > h.x0 && x < h.x1 && y > h.y0 && y < h.y1;
             });
             if (!in_hole) {
-                double h = size_(x, y);
+                double h = std::min(cap, size_(x, y));
                 sum += 4 / (std::sqrt(3.0) * h * h);
             }
         }

@@ -40,6 +40,9 @@ class domain {
 
     // Subdomain i's cell, row-major from the bottom left.
     rect cell(int i) const;
+    // The subdomain across side s (refinement.hpp's numbering: bottom, right, top, left) of
+    // subdomain i, or -1 on the square's boundary.
+    int neighbour(int i, int s) const;
     // Holes clipped to `c`: the parts of `c` outside the domain (positive area only).
     std::vector<rect> holes_in(const rect& c) const;
     // Area of the domain inside subdomain i (its cell minus holes).
@@ -47,7 +50,8 @@ class domain {
     double area() const;
     // What the application can know before meshing: the triangles expected in subdomain i,
     // the integral of 1 / (area of an equilateral triangle of side h) over it (midpoint rule).
-    double expected_triangles(int i) const;
+    // `cap` bounds the element size as in refinement.hpp.
+    double expected_triangles(int i, double cap = 1) const;
 
   private:
     int nx_ = 1, ny_ = 1;

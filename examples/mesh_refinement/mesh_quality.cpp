@@ -1,19 +1,10 @@
 #include "mesh_quality.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <numbers>
 
 namespace mesh_refinement {
-
-std::uint64_t fnv1a(std::uint64_t digest, std::uint64_t value) {
-    for (int b = 0; b < 8; ++b) {
-        digest ^= (value >> (8 * b)) & 0xff;
-        digest *= 0x100000001b3ull;
-    }
-    return digest;
-}
 
 mesh_quality assess(const triangle_mesh& m, double angle_bound_deg) {
     // The mesher accepts a triangle when sin^2(smallest angle) >= sin^2(bound), computed in
@@ -22,16 +13,12 @@ mesh_quality assess(const triangle_mesh& m, double angle_bound_deg) {
     mesh_quality q;
     q.triangles = m.size();
     q.points = m.xy.size() / 2;
-    q.digest = 0xcbf29ce484222325ull;
-    for (double v : m.xy)
-        q.digest = fnv1a(q.digest, std::bit_cast<std::uint64_t>(v));
     for (std::size_t t = 0; t < m.size(); ++t) {
         double x[3], y[3];
         for (int k = 0; k < 3; ++k) {
             auto p = std::size_t(m.triangles[3 * t + std::size_t(k)]);
             x[k] = m.xy[2 * p];
             y[k] = m.xy[2 * p + 1];
-            q.digest = fnv1a(q.digest, p);
         }
         double cross = (x[1] - x[0]) * (y[2] - y[0]) - (y[1] - y[0]) * (x[2] - x[0]);
         q.area += cross / 2;

@@ -1,6 +1,5 @@
 // What the checks of the mesh refinement example measure on a subdomain's mesh, independently
-// of the mesher: angles (from the points, not from CGAL's criterion), orientation, area, and a
-// digest of the exact coordinates and connectivity to compare meshes across runs.
+// of the mesher: angles (from the points, not from CGAL's criterion), orientation and area.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +14,11 @@ struct mesh_quality {
     std::uint64_t inverted = 0;    // triangles that are not counter-clockwise
     double min_angle_deg = 180;
     double area = 0;
-    std::uint64_t digest = 0; // FNV-1a over the points' bits and the triangles
+    template <class Ar> void serialize(Ar& ar) {
+        ar(triangles, points, below_bound, inverted, min_angle_deg, area);
+    }
 };
 
 mesh_quality assess(const triangle_mesh& m, double angle_bound_deg);
-
-// Folds `value` into an FNV-1a digest.
-std::uint64_t fnv1a(std::uint64_t digest, std::uint64_t value);
 
 } // namespace mesh_refinement

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Draws the mesh written by `mesh_refinement --vtk FILE`, coloured by the rank that refined
-each subdomain: one panel per run (cell fields rank_<policy>), static placement first, with
-subdomain outlines; a zoom on the finest region under the first panel's colours is drawn
-beside them.
+"""Draws the coupled mesh written by `mesh_refinement --vtk FILE`, coloured by the rank that
+owns each subdomain at the end of the run (cell field rank_<policy>), with subdomain outlines
+and, on each shared side, the split messages sent across it (both ways, from FILE.sides); beside
+it, a zoom on the side that carried the most splits, where both neighbours' triangles meet at
+the same vertices.
 
-    examples/mesh_refinement/plot_mesh.py mesh.vtk mesh.png [--fields=rank_none,rank_diffusion]
+    examples/mesh_refinement/plot_mesh.py mesh.vtk mesh.png
 
 Needs numpy and matplotlib (python3-matplotlib); without them, prints a note and exits 0.
 """
@@ -37,8 +38,7 @@ def read_vtk(path, np):
 
 
 def main() -> int:
-    args = [a for a in sys.argv[1:] if not a.startswith("--fields")]
-    wanted = [a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--fields=")]
+    args = sys.argv[1:]
     if len(args) != 2:
         print(__doc__)
         return 2
@@ -56,64 +56,68 @@ def main() -> int:
         return 0
 
     xy, tri, fields = read_vtk(args[0], np)
-    names = wanted[0] if wanted else [k for k in fields if k.startswith("rank_")]
-    names = [n for n in names if n in fields]
+    names = [k for k in fields if k.startswith("rank_")]
     if not names:
         print(f"plot_mesh.py: no rank_* field in {args[0]}")
         return 1
-    ranks = int(max(fields[n].max() for n in names)) + 1
+    name = names[-1]
+    ranks = int(fields[name].max()) + 1
     cmap = plt.get_cmap("tab10" if ranks <= 10 else "tab20", max(ranks, 2))
     t = Triangulation(xy[:, 0], xy[:, 1], tri)
     # Subdomain outlines: the edges of triangles whose neighbour lies in another subdomain.
     sub = fields["subdomain"]
     edges = np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]]), axis=1)
-    owner = np.concatenate([sub, sub, sub])
     order = np.lexsort((edges[:, 1], edges[:, 0]))
-    edges, owner = edges[order], owner[order]
+    edges = edges[order]
     same = np.all(edges[1:] == edges[:-1], axis=1)
     boundary = np.ones(len(edges), dtype=bool)
     boundary[1:][same] = False
     boundary[:-1][same] = False
     outline = xy[edges[boundary]]
+    try:
+        sides = np.loadtxt(args[0] + ".sides", ndmin=2)
+    except OSError:
+        sides = np.zeros((0, 5))
 
-    # The zoom: a window around the smallest triangle, with the triangles' edges.
-    area = 0.5 * np.abs(np.cross(xy[tri[:, 1]] - xy[tri[:, 0]], xy[tri[:, 2]] - xy[tri[:, 0]]))
-    cx, cy = xy[tri[np.argmin(area)]].mean(axis=0)
-    half = 0.02
+    fig, (full, zoom) = plt.subplots(1, 2, figsize=(13, 6.2))
+    colours = dict(cmap=cmap, vmin=-0.5, vmax=cmap.N - 0.5)
+    full.tripcolor(t, facecolors=fields[name], edgecolors="face", linewidth=0.2, **colours)
+    if len(tri) <= 100000:
+        full.triplot(t, color="k", linewidth=0.05)
+    full.add_collection(LineCollection(outline, colors="k", linewidths=0.5))
+    for x0, y0, x1, y1, n in sides:
+        full.text((x0 + x1) / 2, (y0 + y1) / 2, f"{int(n)}", fontsize=6, ha="center",
+                  va="center", rotation=90 if x0 == x1 else 0,
+                  bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
+    full.set_xlim(0, 1)
+    full.set_ylim(0, 1)
+    full.set_title(f"owner at the end ({name[5:]}); split messages per shared side", fontsize=10)
+
+    # The zoom: a window on the busiest side, a little way along it, with every edge drawn.
+    if len(sides):
+        x0, y0, x1, y1, _ = sides[np.argmax(sides[:, 4])]
+        cx, cy = x0 + 0.3 * (x1 - x0), y0 + 0.3 * (y1 - y0)
+    else:
+        cx, cy = 0.5, 0.5
+    half = 0.005
     centre = xy[tri].mean(axis=1)
     near = (np.abs(centre[:, 0] - cx) < 1.5 * half) & (np.abs(centre[:, 1] - cy) < 1.5 * half)
-
-    panels = len(names) + 1
-    cols = min(panels, 3)
-    rows = (panels + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols + 1, 4.3 * rows), squeeze=False)
-    axes = axes.ravel()
-    colours = dict(cmap=cmap, vmin=-0.5, vmax=cmap.N - 0.5)
-    for ax, name in zip(axes, names):
-        ax.tripcolor(t, facecolors=fields[name], edgecolors="face", linewidth=0.2, **colours)
-        if len(tri) <= 100000:
-            ax.triplot(t, color="k", linewidth=0.05)
-        ax.add_collection(LineCollection(outline, colors="k", linewidths=0.5))
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_title(name[5:], fontsize=10)
-    zoom = axes[len(names)]
     zt = Triangulation(xy[:, 0], xy[:, 1], tri[near])
-    zoom.tripcolor(zt, facecolors=fields[names[0]][near], edgecolors="k", linewidth=0.1, **colours)
+    # Nine colours: neighbours (index +-1, +-columns) never share one below 10 columns.
+    zoom.tripcolor(zt, facecolors=sub[near] % 9, edgecolors="k", linewidth=0.2,
+                   cmap=plt.get_cmap("Pastel1"), vmin=-0.5, vmax=8.5)
     zoom.set_xlim(cx - half, cx + half)
     zoom.set_ylim(cy - half, cy + half)
-    zoom.set_title(f"{names[0][5:]}, zoom x{1 / (2 * half):.0f} at ({cx:.3f}, {cy:.3f})",
-                   fontsize=10)
-    for ax in axes[panels:]:
-        ax.axis("off")
-    for ax in axes[:panels]:
+    zoom.set_title(f"the busiest shared side, zoom x{1 / (2 * half):.0f} at ({cx:.3f}, "
+                   f"{cy:.3f}), by subdomain", fontsize=10)
+    for ax in (full, zoom):
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(-0.5, cmap.N - 0.5))
-    fig.colorbar(sm, ax=axes.tolist(), ticks=range(ranks), label="rank", shrink=0.6)
-    fig.suptitle(f"PREMA mesh_refinement: {len(tri)} triangles in {sub.max() + 1} subdomains, "
-                 "coloured by the rank that refined each subdomain")
+    fig.colorbar(sm, ax=full, ticks=range(ranks), label="rank", shrink=0.8)
+    fig.suptitle(f"PREMA mesh_refinement, coupled: {len(tri)} triangles in {sub.max() + 1} "
+                 f"subdomains, {int(sides[:, 4].sum()) if len(sides) else 0} split messages")
     fig.savefig(args[1], dpi=150)
     print(f"wrote {args[1]}")
     return 0

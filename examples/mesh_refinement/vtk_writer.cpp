@@ -50,4 +50,26 @@ void write_vtk(const std::string& path, const std::vector<triangle_mesh>& meshes
         throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
 }
 
+void write_side_splits(const std::string& path, const domain& d,
+                       const std::vector<std::array<std::uint64_t, 4>>& splits) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+    if (!f)
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    for (int i = 0; i < d.subdomains(); ++i)
+        for (int s : {bottom, right}) { // each shared side once
+            int across = d.neighbour(i, s);
+            if (across < 0)
+                continue;
+            rect c = d.cell(i);
+            double x0 = s == right ? c.x1 : c.x0, y0 = c.y0;
+            double x1 = c.x1, y1 = s == right ? c.y1 : c.y0;
+            auto n = splits.at(std::size_t(i))[std::size_t(s)] +
+                     splits.at(std::size_t(across))[std::size_t(opposite(s))];
+            std::fprintf(f.get(), "%.17g %.17g %.17g %.17g %llu\n", x0, y0, x1, y1,
+                         (unsigned long long)n);
+        }
+    if (std::fflush(f.get()) != 0 || std::ferror(f.get()))
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+}
+
 } // namespace mesh_refinement

@@ -3,10 +3,13 @@
 // subdomain (for example the rank that refined it in each run).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "domain.hpp"
 #include "refinement.hpp"
 
 namespace mesh_refinement {
@@ -20,5 +23,10 @@ struct subdomain_field {
 // written.
 void write_vtk(const std::string& path, const std::vector<triangle_mesh>& meshes,
                const std::vector<subdomain_field>& fields);
+
+// Writes one line per shared side, "x0 y0 x1 y1 splits": the split messages sent across it
+// both ways (splits[i][s]: sent by subdomain i across its side s). plot_mesh.py reads it.
+void write_side_splits(const std::string& path, const domain& d,
+                       const std::vector<std::array<std::uint64_t, 4>>& splits);
 
 } // namespace mesh_refinement
