@@ -115,6 +115,22 @@ constexpr option options[] = {
          if (!(c.lb_alpha > 0 && c.lb_alpha < 1))
              throw usage_error("option --prema-lb-alpha: " + v + " is outside (0, 1)");
      }},
+    {"lb-load", "declared|measured|hybrid", "hybrid", true,
+     "What a pending object handler weighs for the policy: `declared` its object's `load()` (1 "
+     "without one), `measured` the busy time its object's handlers took (seconds, averaged), "
+     "`hybrid` `load()` scaled by the measured/declared ratio learnt so far (the measured time "
+     "when the type has no `load()`). Every rank must use the same; see \"Load balancing\".",
+     [](config& c, const std::string& v) {
+         if (v == "declared")
+             c.lb_load = load_mode::declared;
+         else if (v == "measured")
+             c.lb_load = load_mode::measured;
+         else if (v == "hybrid")
+             c.lb_load = load_mode::hybrid;
+         else
+             throw usage_error("option --prema-lb-load: '" + v +
+                               "' is not one of declared, measured, hybrid");
+     }},
     {"log", "LEVEL", "warn", true,
      "`trace`, `debug`, `info`, `warn`, `error`, `critical` or `off`; lines go to stderr, "
      "prefixed with the rank.",
@@ -355,6 +371,10 @@ std::string to_string(progress_mode m) {
     return m == progress_mode::automatic   ? "auto"
            : m == progress_mode::dedicated ? "dedicated"
                                            : "inline";
+}
+
+std::string to_string(load_mode m) {
+    return m == load_mode::declared ? "declared" : m == load_mode::measured ? "measured" : "hybrid";
 }
 
 } // namespace prema
