@@ -73,8 +73,12 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
 // runtime's own entries (migrate, destroy, acquire) in place.
 void schedule(const record_ptr& rec);
 // What one pending handler of `rec` (locked) weighs: its load() as last read, or what was
-// measured, as --prema-lb-load says (measured_load.hpp).
-double handler_load(const object_record& rec);
+// measured, as --prema-lb-load says (measured_load.hpp). Inline, on every handler's path: with
+// nothing measured every mode gives load() (the rank's ratio is 1 then), without a look at the
+// rank's sums.
+inline double handler_load(const object_record& rec) {
+    return measuring() ? detail::handler_load(rec.history, rec.weight) : rec.weight;
+}
 // Pending load of `rec` (locked): its handlers that have not started, each weighing
 // handler_load(), and the seconds they would take by measurement.
 lb::object_load pending_load(const object_record& rec);

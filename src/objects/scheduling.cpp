@@ -84,10 +84,6 @@ void notify_balancer(object_record& rec) {
     current_balancer().notify(load);
 }
 
-double handler_load(const object_record& rec) {
-    return detail::handler_load(rec.history, rec.weight);
-}
-
 lb::object_load pending_load(const object_record& rec) {
     int n = int(rec.handed.size()) + rec.ready.handlers();
     return {rec.id, n * handler_load(rec), n, n * measured_seconds(rec.history)};
