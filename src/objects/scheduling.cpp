@@ -183,7 +183,8 @@ void finish(const record_ptr& rec, access mode, bool handler, double load, std::
 
 namespace {
 
-// A handler's span in the trace, when tracing, with its busy time and its object's estimate.
+// A handler's span in the trace, when tracing, with its busy time and its object's average
+// before it (this run is learnt after, where access is given back).
 struct observed_run {
     double begin = 0;
     int tid = 0;
@@ -193,10 +194,15 @@ struct observed_run {
             tid = observe_tid();
         }
     }
-    void end(const object_handler_entry& h, const object_record& rec, std::uint64_t busy) const {
-        if (observing())
-            note_object_handler(h.name, rec.id, begin, tid, ticks_to_seconds(busy),
-                                measured_seconds(rec.history));
+    void end(const object_handler_entry& h, object_record& rec, std::uint64_t busy) const {
+        if (!observing())
+            return;
+        double average = 0;
+        if (tracing()) { // shared handlers of the object may be learning now
+            std::lock_guard lock(rec.mutex);
+            average = measured_seconds(rec.history);
+        }
+        note_object_handler(h.name, rec.id, begin, tid, ticks_to_seconds(busy), average);
     }
 };
 

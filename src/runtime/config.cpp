@@ -197,7 +197,9 @@ constexpr option options[] = {
      "the ranks, sent = received and in = out), and the workers' busy time (running items), "
      "idle time (finding nothing to do) and overhead (workers × wall time of `run()` − busy − "
      "idle, all three on one clock: finding the next item, the policy's `pop()` included, the "
-     "workers' own MPI polls with inline progress, thread start and stop), in ms.",
+     "workers' own MPI polls with inline progress, thread start and stop), in ms; then the "
+     "object handlers' measured busy time and how many were timed, under the `--prema-lb-load` "
+     "mode the header names.",
      [](config& c, const std::string& v) { c.stats = parse_switch("stats", v); }},
     {"restart", "DIR", "", true,
      "Checkpoint directory the application resumes from: `prema::restart_dir()` returns it "
@@ -209,7 +211,8 @@ constexpr option options[] = {
      }},
     {"trace", "FILE", "", true,
      "Records events per thread in memory (handlers as complete events with object id and "
-     "handler name, message sends/receives with peer and bytes, migrations, load-balancing "
+     "handler name, object handlers with their busy time and their object's measured average, "
+     "message sends/receives with peer and bytes, migrations, load-balancing "
      "messages and decisions) and at shutdown rank 0 writes them, merged, to FILE in the Chrome "
      "trace event format: open it in Perfetto (ui.perfetto.dev) or `chrome://tracing`. `pid` "
      "is the rank, `tid` the worker (the progress thread is `tid` = number of workers); "
