@@ -40,9 +40,12 @@ inline void pause_meter(busy_meter& m) noexcept {
     stretch_start = now;
 }
 
+// What `co_await a` awaits: a's operator co_await (member or free), else a itself.
 template <class A> decltype(auto) awaiter_of(A&& a) {
     if constexpr (requires { std::forward<A>(a).operator co_await(); })
         return std::forward<A>(a).operator co_await();
+    else if constexpr (requires { operator co_await(std::forward<A>(a)); })
+        return operator co_await(std::forward<A>(a));
     else
         return std::forward<A>(a);
 }
