@@ -58,6 +58,13 @@ prema::task<> waits(job& j, prema::mobile_ptr<job> partner) {
     co_await prema::call(partner, prema::fn<&slow>);
     spin_for(1ms);
 }
+// 2 x 1 ms around two 60 ms calls at once, whose replies may resume it on either worker.
+prema::task<> waits_for_both(job& j, prema::mobile_ptr<job> p, prema::mobile_ptr<job> q) {
+    ++j.runs;
+    spin_for(1ms);
+    co_await prema::when_all(prema::call(p, prema::fn<&slow>), prema::call(q, prema::fn<&slow>));
+    spin_for(1ms);
+}
 void heavy_declared(declared_job&) {
     spin_for(10ms);
 }
@@ -176,6 +183,30 @@ TEST_CASE("a heavy handler measures heavier than a light one; suspended time doe
     CHECK(a_after.rank == 1);
     CHECK(a_after.runs == a_before.runs);
     CHECK(a_after.seconds == a_before.seconds);
+}
+
+TEST_CASE("a handler's when_all counts its running time only, on two workers") {
+    const int me = world_rank();
+    seen c;
+    {
+        auto cfg = probed(prema::load_mode::hybrid);
+        cfg.workers = 2;
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        CHECK(rt.run([&]() -> prema::task<> {
+            if (prema::rank() != 0)
+                co_return;
+            auto pc = prema::make_mobile<job>();
+            auto p = co_await prema::create<job>(1), q = co_await prema::create<job>(1);
+            co_await prema::call(pc, prema::fn<&waits_for_both>, p, q);
+            c = look(pc.id());
+        }) == 0);
+    }
+    if (me != 0)
+        return;
+    INFO("waiting ", ms(c.seconds), " ms");
+    CHECK(c.runs == 1);
+    CHECK(c.seconds >= 0.002);
+    CHECK(c.seconds < 0.060); // the calls keep it waiting 60 ms or more
 }
 
 TEST_CASE("nothing is timed without a reader (no policy, no stats, no trace)") {
