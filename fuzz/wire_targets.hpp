@@ -243,6 +243,11 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
         w.write(&moves, sizeof moves);
         w.write(&reply_to, sizeof reply_to);
         w.write(&token, sizeof token);
+        double seconds = 0.02, ratio = 0.5; // measured load: 20 ms per handler, 40 ms declared
+        std::uint32_t runs = 4;
+        w.write(&seconds, sizeof seconds);
+        w.write(&ratio, sizeof ratio);
+        w.write(&runs, sizeof runs);
         std::uint32_t n = 2;
         w.write(&n, sizeof n);
         for (std::int32_t origin = 0; origin < 2; ++origin) {

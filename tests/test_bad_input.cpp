@@ -598,20 +598,26 @@ TEST_CASE("a handler that throws in a send is logged and fails its rank's run") 
 // ---------------------------------------------------------------------------------------------
 // Ranks that disagree on the wire format
 
-TEST_CASE("ranks that disagree on eager_bytes or max_message_bytes are refused at startup") {
+TEST_CASE("ranks that disagree on eager_bytes, max_message_bytes or lb_load are refused at "
+          "startup") {
     const int me = world_rank();
     // Without the check, a larger eager size on rank 0 overflows the header receives of the
     // others (MPI_ERR_TRUNCATE aborts the job), and a smaller maximum on rank 1 refuses a
-    // split-phase header whose payload then never leaves its sender (a hang at shutdown).
-    for (int which = 0; which < 2; ++which) {
-        const std::string field = which == 0 ? "eager_bytes" : "max_message_bytes";
-        INFO("differing field: ", field);
+    // split-phase header whose payload then never leaves its sender (a hang at shutdown); a
+    // policy would compare rank 1's seconds with the others' declared weights.
+    for (int which = 0; which < 3; ++which) {
+        const char* fields[] = {"eager_bytes", "max_message_bytes", "lb_load"};
+        INFO("differing field: ", fields[which]);
         prema::config cfg;
         if (which == 0 && me == 0)
             cfg.eager_bytes = 4096;
         if (which == 1 && me == 1)
             cfg.max_message_bytes = 1024;
-        const std::string option = which == 0 ? "--prema-eager-bytes" : "--prema-max-message-bytes";
+        if (which == 2 && me == 1)
+            cfg.lb_load = prema::load_mode::measured;
+        const char* options[] = {"--prema-eager-bytes", "--prema-max-message-bytes",
+                                 "--prema-lb-load"};
+        const std::string option = options[which];
         std::string w = "no exception";
         try {
             prema::runtime rt(MPI_COMM_WORLD, cfg);

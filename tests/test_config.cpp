@@ -89,6 +89,7 @@ struct clean_env {
     scoped_env q{"PREMA_QUANTUM_US", nullptr};
     scoped_env p{"PREMA_PROGRESS", nullptr};
     scoped_env l{"PREMA_LB", nullptr};
+    scoped_env ll{"PREMA_LB_LOAD", nullptr};
     scoped_env g{"PREMA_LOG", nullptr};
     scoped_env e{"PREMA_EAGER_BYTES", nullptr};
 };
@@ -201,6 +202,33 @@ TEST_SUITE("config") {
         CHECK(prema::to_string(prema::progress_mode::automatic) == "auto");
     }
 
+    TEST_CASE("--prema-lb-load declared / measured / hybrid, PREMA_LB_LOAD its twin") {
+        clean_env env;
+        CHECK(prema::config{}.lb_load == prema::load_mode::hybrid);
+        args a{"prog", "--prema-lb-load", "declared"};
+        CHECK(prema::config::from_args(a.argc, a.argv()).lb_load == prema::load_mode::declared);
+        {
+            scoped_env l("PREMA_LB_LOAD", "measured");
+            CHECK(prema::config::from_env().lb_load == prema::load_mode::measured);
+            args flag_wins{"prog", "--prema-lb-load=hybrid"};
+            CHECK(prema::config::from_args(flag_wins.argc, flag_wins.argv()).lb_load ==
+                  prema::load_mode::hybrid);
+        }
+        args bad{"prog", "--prema-lb-load", "guessed"};
+        auto m = usage_message(bad);
+        CHECK(contains(m, "--prema-lb-load"));
+        CHECK(contains(m, "guessed"));
+        CHECK(contains(m, "declared, measured, hybrid"));
+        scoped_env l("PREMA_LB_LOAD", "Measured");
+        CHECK_THROWS_WITH_AS(prema::config::from_env(),
+                             "option --prema-lb-load: 'Measured' is not one of declared, "
+                             "measured, hybrid",
+                             prema::usage_error);
+        CHECK(prema::to_string(prema::load_mode::declared) == "declared");
+        CHECK(prema::to_string(prema::load_mode::measured) == "measured");
+        CHECK(prema::to_string(prema::load_mode::hybrid) == "hybrid");
+    }
+
     TEST_CASE("errors name the option") {
         clean_env env;
         SUBCASE("unknown option") {
@@ -307,6 +335,7 @@ TEST_SUITE("config") {
                                  "lb-period-us",
                                  "lb-neighbours",
                                  "lb-alpha",
+                                 "lb-load",
                                  "log",
                                  "eager-bytes",
                                  "max-message-bytes",
@@ -324,7 +353,7 @@ TEST_SUITE("config") {
             CHECK(std::count_if(list.begin(), list.end(),
                                 [&](auto& o) { return o.name == name; }) == 1);
         }
-        CHECK(list.size() == 20);
+        CHECK(list.size() == 21);
         for (auto& o : list) {
             CAPTURE(o.name);
             CHECK(contains(help, "--prema-" + o.name + (o.value.empty() ? "" : " " + o.value)));

@@ -122,6 +122,40 @@ TEST_CASE("round model: a victim gives its heaviest pending object, never its la
     CHECK(p.migrations == Approx(1));
 }
 
+TEST_CASE("round model: victims pick by the estimates (--prema-lb-load), time goes by weight") {
+    // Rank 0: 1, 4, 1, 1; rank 1: 0.5. At 0.5 rank 1 steals what rank 0 thinks heaviest of the
+    // pending 4, 1, 1. Weighed by the work (measured), the 4: rank 1 runs it 0.5..4.5 while rank
+    // 0 ends at 3. Declared wrong (0.5 for the 4, 2 for a 1), a 1: rank 0 runs the 4 from 1 to 5.
+    model::machine m;
+    auto w = two_ranks({1, 4, 1, 1}, {0.5});
+    auto measured = model::predict(w, m, immediate(model::policy::work_stealing));
+    CHECK(measured.makespan_s == Approx(4.5));
+    CHECK(measured.slowest_rank == 1);
+    w.estimates = {{1, 0.5, 2, 1}, {0.5}};
+    auto declared = model::predict(w, m, immediate(model::policy::work_stealing));
+    CHECK(declared.makespan_s == Approx(5));
+    CHECK(declared.slowest_rank == 0);
+    CHECK(declared.slowest.compute == Approx(5));
+
+    std::istringstream csv("rank,weight_s,declared_s\n0,1,2\n0,3,1\n1,1,1\n");
+    auto c = model::read_csv(csv, "weight_s", 1, "t.csv", "declared_s");
+    CHECK(c.weights[0] == std::vector<double>{1, 3});
+    CHECK(c.estimates[0] == std::vector<double>{2, 1});
+    CHECK(c.estimates[1] == std::vector<double>{1});
+    // Regranulated, the estimates are cut as the weights are.
+    auto g = model::regranulate(c, 4);
+    REQUIRE(g.estimates[0].size() == 4);
+    CHECK(g.estimates[0][0] == Approx(1));
+    CHECK(g.estimates[0][3] == Approx(0.5));
+    std::istringstream none("rank,weight_s\n0,1\n");
+    CHECK(error_of([&] {
+              model::read_csv(none, "weight_s", 1, "t.csv", "declared_s");
+          }).find("no column 'declared_s'") != std::string::npos);
+    auto bad = c;
+    bad.estimates[1].clear();
+    CHECK(error_of([&] { model::validate(bad); }).find("estimates") != std::string::npos);
+}
+
 TEST_CASE("thesis closed form on a bi-modal workload") {
     // alpha = 2 s on rank 0, beta = 1 s on rank 1, N/P = 4. T_alpha = 8, T_beta = 4;
     // M_alpha = floor((8 - 4 - 0) / 2) = 2, C_alpha = 1/1 + 1 = 2, one round: one object moves,

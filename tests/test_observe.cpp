@@ -76,7 +76,8 @@ struct stats_row {
     std::string label;
     std::int64_t handlers = 0, object_handlers = 0, sent = 0, received = 0, bytes_sent = 0,
                  bytes_received = 0, forwards = 0, mig_in = 0, mig_out = 0;
-    double busy_ms = 0, idle_ms = 0, overhead_ms = 0;
+    double busy_ms = 0, idle_ms = 0, overhead_ms = 0, measured_ms = 0;
+    std::int64_t timed = 0;
 };
 
 std::vector<stats_row> parse_rows(const std::string& table) {
@@ -88,7 +89,7 @@ std::vector<stats_row> parse_rows(const std::string& table) {
         stats_row r;
         if (fields >> r.label >> r.handlers >> r.object_handlers >> r.sent >> r.received >>
             r.bytes_sent >> r.bytes_received >> r.forwards >> r.mig_in >> r.mig_out >> r.busy_ms >>
-            r.idle_ms >> r.overhead_ms)
+            r.idle_ms >> r.overhead_ms >> r.measured_ms >> r.timed)
             rows.push_back(r);
     }
     return rows;
@@ -177,11 +178,18 @@ TEST_CASE("stats table and merged Chrome trace") {
     CHECK(all.handlers > 0);
     CHECK(all.object_handlers == std::int64_t(n) * (sends_per_rank + 1));
     CHECK(all.mig_in == n);
+    // --prema-stats times every object handler: the workers ran them, so they fit in busy.
+    CHECK(table.find("; lb-load hybrid;") != std::string::npos);
+    CHECK(all.timed == all.object_handlers);
+    CHECK(all.measured_ms > 0);
+    CHECK(all.measured_ms <= all.busy_ms);
 
     auto trace = slurp(path);
     REQUIRE(!trace.empty());
     CHECK(trace.find(R"("pid":0,"tid":0)") != std::string::npos);
     CHECK(trace.find(R"("cat":"object_handler")") != std::string::npos);
+    CHECK(trace.find(R"("busy_us":)") != std::string::npos);
+    CHECK(trace.find(R"("measured_us":)") != std::string::npos);
     CHECK(trace.find(R"("name":"migrate_in")") != std::string::npos);
     CHECK(trace.find(R"("name":"send")") != std::string::npos);
     // A JSON array of events with the required keys, handler events from every rank, a

@@ -63,6 +63,31 @@ template <class T> T sync_wait(prema::task<T> t) {
         return std::move(*out.value);
 }
 
+// Awaitables of every shape a task's await_transform must pass through (busy_meter.hpp): a
+// free operator co_await, and await_suspend giving bool (false: go on at once) or a handle.
+struct number {
+    int v;
+};
+struct number_awaiter {
+    int v;
+    bool await_ready() const noexcept { return true; }
+    void await_suspend(std::coroutine_handle<>) const noexcept {}
+    int await_resume() const noexcept { return v; }
+};
+number_awaiter operator co_await(number n) noexcept {
+    return {n.v};
+}
+struct no_suspension {
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<>) const noexcept { return false; }
+    int await_resume() const noexcept { return 2; }
+};
+struct transfer_back {
+    bool await_ready() const noexcept { return false; }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) const noexcept { return h; }
+    int await_resume() const noexcept { return 3; }
+};
+
 // Runs `fn` on a thread with a small stack, so that a chain that is not symmetric transfer
 // overflows quickly instead of hiding in a big main-thread stack.
 template <class F> void on_small_stack(F fn, std::size_t stack_bytes = 256 * 1024) {
@@ -236,6 +261,16 @@ TEST_SUITE("task") {
         CHECK(v == 5);
     }
 
+    TEST_CASE("a task awaits a free operator co_await and every await_suspend result") {
+        auto t = []() -> prema::task<int> {
+            int a = co_await number{1};
+            int b = co_await no_suspension{};
+            int c = co_await transfer_back{};
+            co_return a + b + c;
+        };
+        CHECK(sync_wait(t()) == 6);
+    }
+
     TEST_CASE("destroying an unawaited task never runs it and frees its frame") {
         auto p = std::make_shared<int>(3);
         bool ran = false;
@@ -325,14 +360,16 @@ TEST_SUITE("task") {
         CHECK(sync_wait(catch_child()) == 7);
     }
 
-    TEST_CASE("symmetric transfer: 1,000,000 synchronous children in a loop use constant stack" * doctest::skip(kSanitized)) {
+    TEST_CASE("symmetric transfer: 1,000,000 synchronous children in a loop use constant stack" *
+              doctest::skip(kSanitized)) {
         on_small_stack([] {
             CHECK(sync_wait(loop_children(1'000'000)) == 500'000);
             CHECK(sync_wait(loop_void_children(1'000'000)) == 1'000'000);
         });
     }
 
-    TEST_CASE("symmetric transfer: a recursive chain 1,000,000 deep uses constant stack" * doctest::skip(kSanitized)) {
+    TEST_CASE("symmetric transfer: a recursive chain 1,000,000 deep uses constant stack" *
+              doctest::skip(kSanitized)) {
         on_small_stack([] {
             CHECK(sync_wait(recurse(1'000'000)) == 1'000'000);
             int leaves = 0;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,9 @@ TEST_CASE("malformed migration payloads give wire_error") {
     CHECK(d.record->ready.size() == 3);
     CHECK(d.record->early.size() == 1);
     CHECK(d.record->ready.back().bulk.size() == 24); // an entry that had a bulk
+    CHECK(d.record->history.seconds == 0.02);
+    CHECK(d.record->history.ratio == 0.5);
+    CHECK(d.record->history.runs == 4);
     auto* obj = static_cast<fuzz_object*>(d.record->object);
     CHECK(obj->names.at(1) == "x");
     d.record->type->destroy(d.record->object);
@@ -189,9 +193,25 @@ TEST_CASE("malformed migration payloads give wire_error") {
     unknown[1 + sizeof(prema::object_id)] ^= 1; // the type id
     CHECK_THROWS_AS(decode_install(body(unknown)), prema::wire_error);
 
-    // The first early entry's payload length: id, type, moves, reply_to, token, two expected.
+    // A measured load that no rank could have measured (after id, type, moves, reply_to, token).
+    const std::size_t history_at = 1 + 16 + 8 + 8 + 4 + 8;
+    for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(),
+                       std::numeric_limits<double>::infinity()}) {
+        CAPTURE(bad);
+        auto garbled = b;
+        std::memcpy(garbled.data() + history_at, &bad, 8);
+        CHECK_THROWS_WITH_AS(decode_install(body(garbled)), doctest::Contains("measured load"),
+                             prema::wire_error);
+        garbled = b;
+        std::memcpy(garbled.data() + history_at + 8, &bad, 8);
+        CHECK_THROWS_WITH_AS(decode_install(body(garbled)), doctest::Contains("measured load"),
+                             prema::wire_error);
+    }
+
+    // The first early entry's payload length: id, type, moves, reply_to, token, measured load
+    // (seconds, ratio, runs), two expected.
     std::size_t at =
-        1 + 16 + 8 + 8 + 4 + 8 + 4 + 2 * 12 + 4 + sizeof(prema::detail::object_header) + 8;
+        history_at + 8 + 8 + 4 + 4 + 2 * 12 + 4 + sizeof(prema::detail::object_header) + 8;
     auto longer = b;
     std::uint64_t n = std::uint64_t(1) << 62;
     std::memcpy(longer.data() + at, &n, 8);

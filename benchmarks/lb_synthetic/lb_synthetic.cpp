@@ -27,6 +27,10 @@
 //     returns at global quiescence. makespan = max over ranks of (return time - t0).
 //     --enable-after-send: each rank turns balancing on inside phase 2, after its own sends.
 // The policy `none` runs the same workload first (the static baseline), in the same process.
+// --declared-error X makes each object's load() wrong by a fixed factor in [1/X, X];
+// --warmup N runs N items of a tenth of the weight per object between the phases (balancing
+// off), so that the runtime has measured every object: with --prema-lb-load measured or hybrid
+// the policy then weighs pending items by what their objects took, declared by load() alone.
 //
 // Measured (every figure is for phase 2 only):
 //   busy      per worker: wall time inside the items' chunks, attributed to the worker thread
@@ -117,7 +121,9 @@ struct options {
     int work = 0;            // work_kind, from work_option
     int chunk_us = 1000;
     std::string json;
-    std::string csv; // per-object weights and measured times of the static run
+    std::string csv;           // per-object weights and measured times of the static run
+    double declared_error = 1; // load() is off by a factor up to this, either way
+    int warmup = 0;            // items of a tenth of the weight before phase 2
 
     // Declares the options; the defaults that depend on --preemption are settled by a check.
     void add_to(example::cli& cli, int argc, char** argv) {
@@ -153,8 +159,18 @@ struct options {
         cli.add("--json", "FILE", "also write the results as JSON", json);
         cli.add("--csv", "FILE",
                 "write every object's home rank, nominal weight and measured time in the static "
-                "run as CSV: object,rank,weight_s,measured_s (what prema-model --csv reads)",
+                "run as CSV: object,rank,weight_s,measured_s,declared_s (what prema-model --csv "
+                "reads)",
                 csv);
+        cli.add("--declared-error", "X",
+                "each object's load() declares its weight times a factor between 1/X and X "
+                "(log-uniform, fixed per object): an application's wrong estimate, which "
+                "--prema-lb-load measured or hybrid can correct once objects have run (--warmup)",
+                declared_error, 1.0, 1e6);
+        cli.add("--warmup", "N",
+                "before phase 2, each object runs N items of a tenth of its weight where it was "
+                "placed (balancing off), so that the runtime has measured it",
+                warmup, 0, 1000);
         cli.add_flag("--trace",
                      "print every rank's phase-2 events (item sent, object packed / installed, "
                      "item finished) to stderr, in seconds since t0",
@@ -307,18 +323,20 @@ double g_chunk_s = 1e-3;
 constexpr double spin_step_s = 50e-6;
 std::atomic<int> g_items_done{0};
 
-// A mobile object with one work item. load() tells the balancer what its pending item weighs.
+// A mobile object with one work item. load() tells the balancer what its pending item weighs:
+// its weight, or with --declared-error a wrong estimate of it.
 struct item {
     int idx = -1;
     double weight_ms = 0;
     int runs = 0;
+    double declared_ms = 0;
 
-    double load() const { return weight_ms; }
+    double load() const { return declared_ms; }
 
     template <class Ar> void serialize(Ar& ar) {
         if constexpr (Ar::is_saving::value)
             rec.log(idx, ev::depart);
-        ar(idx, weight_ms, runs);
+        ar(idx, weight_ms, runs, declared_ms);
         if constexpr (Ar::is_loading::value)
             rec.log(idx, ev::arrive);
     }
@@ -363,6 +381,22 @@ prema::task<> run_item(item& it) {
     ++it.runs;
     rec.chunk_done(it.idx, worker, since, true);
     g_items_done.fetch_add(1, std::memory_order_relaxed);
+}
+
+// --warmup: a tenth of the item's work, unrecorded, so that the runtime measures the object.
+prema::task<> warm_up(item& it) {
+    double remaining = it.weight_ms * 1e-4;
+    while ((remaining -= work_step(remaining)) > 0)
+        co_await prema::yield_point();
+}
+
+// The factor object i's load() is off by: X^u, u in [-1, 1] from a fixed hash of i, so that
+// every run (and every policy) sees the same wrong estimates.
+double declared_factor(int i, double x) {
+    std::uint32_t h = std::uint32_t(i) * 2654435761u;
+    h ^= h >> 16;
+    double u = double(h % 2001) / 1000.0 - 1.0;
+    return std::pow(x, u);
 }
 
 // Overhead of one rank over [t0, t1]: see the top of the file.
@@ -467,12 +501,24 @@ run_result run_once(const options& o, prema::config cfg, const std::string& poli
         if (prema::rank() != 0)
             co_return;
         for (int i = 0; i < n; ++i) {
-            all[std::size_t(i)] = prema::make_mobile<item>(item{i, lay.weight_s(i) * 1e3, 0});
+            const double ms = lay.weight_s(i) * 1e3;
+            all[std::size_t(i)] =
+                prema::make_mobile<item>(item{i, ms, 0, ms * declared_factor(i, o.declared_error)});
             if (lay.home(i) != 0)
                 prema::spawn(prema::migrate(all[std::size_t(i)], lay.home(i)));
         }
     }) == 0;
     MPI_Bcast(all.data(), int(all.size() * sizeof(all[0])), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (o.warmup > 0) {
+        if (me == 0)
+            std::fprintf(stderr, "[%s] warm-up: %d item(s) of a tenth of the weight per object\n",
+                         label.c_str(), o.warmup);
+        res.ok &= rt.run([&]() -> prema::task<> {
+            for (int k = 0; k < o.warmup; ++k)
+                for (int i = prema::rank(); i < n; i += lay.ranks)
+                    co_await prema::send(all[std::size_t(i)], prema::fn<&warm_up>);
+        }) == 0;
+    }
     auto before = prema::lb::current_stats();
 
     // Phase 2: the measured work.
@@ -585,6 +631,9 @@ void print_header(const options& o, const layout& lay, const prema::config& cfg)
     std::printf("%.1f ms of %s work (chunks of %ld us)%s\n", o.light_ms, work_name(o),
                 work_kind(o.work) == work_kind::sleep ? o.chunk_us : 50L,
                 work_kind(o.work) == work_kind::spin ? " [thread CPU time]" : "");
+    std::printf("lb-load %s; load() off by up to %.3g x either way; %d warm-up item(s) per "
+                "object\n",
+                prema::to_string(cfg.lb_load).c_str(), o.declared_error, o.warmup);
     std::printf("balancing turned on %s\n", o.enable_after_send
                                                 ? "by each rank once it has sent its items"
                                                 : "on every rank before phase 2 starts");
@@ -677,17 +726,20 @@ void json_run(std::FILE* f, const run_result& r, const run_result& base, const l
                  (unsigned long long)r.quantum_us, r.ok ? "true" : "false");
 }
 
-// --csv: the static run's objects, the format prema-model reads.
-bool write_csv(const std::string& path, const run_result& base, const layout& lay) {
+// --csv: the static run's objects, the format prema-model reads (declared_s: what load() said,
+// for prema-model --prema-lb-load declared).
+bool write_csv(const std::string& path, const run_result& base, const layout& lay,
+               const options& o) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) {
         std::perror(("lb_synthetic: cannot write " + path).c_str());
         return false;
     }
-    std::fprintf(f, "object,rank,weight_s,measured_s\n");
+    std::fprintf(f, "object,rank,weight_s,measured_s,declared_s\n");
     for (int i = 0; i < lay.objects; ++i)
-        std::fprintf(f, "%d,%d,%.6f,%.6f\n", i, lay.home(i), lay.weight_s(i),
-                     base.item[std::size_t(i)]);
+        std::fprintf(f, "%d,%d,%.6f,%.6f,%.6f\n", i, lay.home(i), lay.weight_s(i),
+                     base.item[std::size_t(i)],
+                     lay.weight_s(i) * declared_factor(i, o.declared_error));
     std::fclose(f);
     return true;
 }
@@ -739,7 +791,7 @@ int main_balance(const options& o, const prema::config& base_cfg, int me, int p)
     print_targets(runs, base, lay.lower_bound_s());
     if (!o.json.empty() && write_json(o.json, runs, base, lay, o))
         std::printf("wrote %s\n", o.json.c_str());
-    if (!o.csv.empty() && write_csv(o.csv, base, lay))
+    if (!o.csv.empty() && write_csv(o.csv, base, lay, o))
         std::printf("wrote %s\n", o.csv.c_str());
     if (!ok)
         std::fprintf(stderr, "lb_synthetic: a run failed (see above)\n");

@@ -17,16 +17,24 @@ enum class progress_mode {
     inline_,   // idle workers take turns driving MPI (fewer threads than cores: small machines)
 };
 
+// What a pending object handler weighs for the load balancer (--prema-lb-load).
+enum class load_mode {
+    declared, // T::load() per handler, 1 without one: the application's estimate alone
+    measured, // the object's measured busy seconds per handler (see "Load balancing")
+    hybrid,   // T::load() scaled by the measured/declared ratio learnt so far
+};
+
 struct config {
     int workers = 1;                                   // --prema-workers: worker threads per rank
     progress_mode progress = progress_mode::automatic; // --prema-progress auto|dedicated|inline
     std::uint64_t quantum_us = 1000;                   // --prema-quantum-us: preemption quantum
     std::string lb = "none";                           // --prema-lb: load-balancing policy name
-    std::uint64_t lb_period_us = 1000; // --prema-lb-period-us: dist_balance() period
-    int lb_neighbours = 4;             // --prema-lb-neighbours: diffusion neighbourhood
-    double lb_alpha = 0.1;             // --prema-lb-alpha: heat diffusion tolerance
-    std::string log = "warn";          // --prema-log: trace|debug|info|warn|error|off
-    std::size_t eager_bytes = 32768;   // --prema-eager-bytes: larger payloads go split-phase
+    std::uint64_t lb_period_us = 1000;     // --prema-lb-period-us: dist_balance() period
+    int lb_neighbours = 4;                 // --prema-lb-neighbours: diffusion neighbourhood
+    double lb_alpha = 0.1;                 // --prema-lb-alpha: heat diffusion tolerance
+    load_mode lb_load = load_mode::hybrid; // --prema-lb-load declared|measured|hybrid
+    std::string log = "warn";              // --prema-log: trace|debug|info|warn|error|off
+    std::size_t eager_bytes = 32768;       // --prema-eager-bytes: larger payloads go split-phase
     std::size_t max_message_bytes = std::size_t{1} << 30; // --prema-max-message-bytes
     // --prema-aggregate-bytes: small messages to one rank leave together in batches of up to
     // this many bytes (at most eager_bytes); 0 sends each message on its own.
@@ -60,5 +68,6 @@ struct config {
 };
 
 std::string to_string(progress_mode m); // "auto", "dedicated" or "inline"
+std::string to_string(load_mode m);     // "declared", "measured" or "hybrid"
 
 } // namespace prema

@@ -23,7 +23,9 @@
 
 namespace prema::detail {
 
-inline constexpr int checkpoint_format = 1;
+// 2: an object's record carries its measured load (pack_record), so format 1 files would be
+// misread; they are refused by version instead.
+inline constexpr int checkpoint_format = 2;
 
 struct checkpoint_file {
     std::string name; // relative to the checkpoint directory

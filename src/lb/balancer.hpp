@@ -3,6 +3,7 @@
 // and calls dist_balance() periodically.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -75,7 +76,10 @@ class balancer final : public lb::context {
     std::vector<lb::object_load> work_map() const override;
     double local_load() const override;
     int running() const override { return int(running_.load()); }
-    double running_load() const override { return running_load_.load(); }
+    // Loads added as handlers start and taken away as they end, in another order: measured
+    // seconds are not exact in binary, so the sum drifts by rounding and may dip below 0 when
+    // nothing runs. Policies check that loads are not negative.
+    double running_load() const override { return std::max(0.0, running_load_.load()); }
     int rank() const override;
     int ranks() const override;
     int workers() const override;

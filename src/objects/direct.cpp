@@ -34,7 +34,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         if (h.seq != expected)
             return false;
         read_weight(*rec);
-        load = rec->weight;
+        load = handler_load(*rec);
         grant(*rec, handler->mode);
         ++rec->started;
         ++expected;

@@ -72,8 +72,15 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
 // Moves what may start from the front of `ready` to the load-balancing scheduler; runs the
 // runtime's own entries (migrate, destroy, acquire) in place.
 void schedule(const record_ptr& rec);
-// Pending load of `rec` (locked): its handlers that have not started, each weighing the
-// object's load() as last read.
+// What one pending handler of `rec` (locked) weighs: its load() as last read, or what was
+// measured, as --prema-lb-load says (measured_load.hpp). Inline, on every handler's path: with
+// nothing measured every mode gives load() (the rank's ratio is 1 then), without a look at the
+// rank's sums.
+inline double handler_load(const object_record& rec) {
+    return measuring() ? detail::handler_load(rec.history, rec.weight) : rec.weight;
+}
+// Pending load of `rec` (locked): its handlers that have not started, each weighing
+// handler_load(), and the seconds they would take by measurement.
 lb::object_load pending_load(const object_record& rec);
 // Tells the balancer the pending load of `rec` (locked) if it changed from or to nothing.
 void notify_balancer(object_record& rec);
@@ -91,8 +98,9 @@ void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e
 void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
                access mode, double load);
 // Gives access back: `handler` says whether a started handler (not a guard) of weight `load`
-// ends.
-void finish(const record_ptr& rec, access mode, bool handler, double load = 0);
+// ends, after `busy` ticks of running time (learnt when measuring).
+void finish(const record_ptr& rec, access mode, bool handler, double load = 0,
+            std::uint64_t busy = 0);
 
 // migration.cpp
 // The object with everything pending on it, as decode_install reads it: what a migration ships

@@ -38,6 +38,10 @@ void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
     w.write(&moves, sizeof moves);
     w.write(&reply_to, sizeof reply_to);
     w.write(&token, sizeof token);
+    // The measured load goes with the object: its new rank weighs it by what it has learnt.
+    w.write(&rec.history.seconds, sizeof rec.history.seconds);
+    w.write(&rec.history.ratio, sizeof rec.history.ratio);
+    w.write(&rec.history.runs, sizeof rec.history.runs);
     std::uint32_t n = std::uint32_t(rec.expected.size());
     w.write(&n, sizeof n);
     for (auto& [origin, seq] : rec.expected) {

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "objects/measured_load.hpp"
 #include "prema/lb/scheduler.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/transport/byte_vector.hpp"
@@ -92,8 +93,9 @@ struct object_record : std::enable_shared_from_this<object_record> {
     bool exclusive_running = false; // handed to the scheduler but not started yet
     int started = 0;                // handlers running (or suspended) now: pin the object
     std::vector<struct pending_handler*> handed; // in order; withdrawn if the object moves
-    double weight = 1;                           // load of one pending handler (T::load(), else 1)
-    int gone_to = -1; // >= 0: shipped to that rank; -2: destroyed. Late entries are rerouted.
+    double weight = 1;    // declared load of one pending handler (T::load(), else 1)
+    load_history history; // busy time of its handlers, when measured
+    int gone_to = -1;     // >= 0: shipped to that rank; -2: destroyed. Late entries are rerouted.
     bool refused_balancing = false; // a balancing move failed to pack it (and said so)
     lb::object_load told{};         // what the balancer last heard of the pending load
 };

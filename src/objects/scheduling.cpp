@@ -92,7 +92,7 @@ void notify_balancer(object_record& rec) {
 
 lb::object_load pending_load(const object_record& rec) {
     int n = int(rec.handed.size()) + rec.ready.handlers();
-    return {rec.id, n * rec.weight, n};
+    return {rec.id, n * handler_load(rec), n, n * measured_seconds(rec.history)};
 }
 
 void schedule(const record_ptr& rec) {
@@ -158,7 +158,7 @@ void schedule(const record_ptr& rec) {
             if (e.header.op == object_op::acquire) {
                 acquired.push_back(std::move(e));
             } else {
-                handed.push_back(new pending_handler(rec, std::move(e), mode, rec->weight));
+                handed.push_back(new pending_handler(rec, std::move(e), mode, handler_load(*rec)));
                 rec->handed.push_back(handed.back());
             }
         }
@@ -175,10 +175,12 @@ void schedule(const record_ptr& rec) {
     spare = std::move(handed);
 }
 
-void finish(const record_ptr& rec, access mode, bool handler, double load) {
+void finish(const record_ptr& rec, access mode, bool handler, double load, std::uint64_t busy) {
     bool more = false;
     {
         std::lock_guard lock(rec->mutex);
+        if (handler && measuring())
+            learn(rec->history, busy, rec->weight);
         give_back(*rec, mode, handler);
         more = schedule_needed(*rec);
     }
@@ -190,18 +192,8 @@ void finish(const record_ptr& rec, access mode, bool handler, double load) {
 
 namespace {
 
-// Makes the access the awaiting coroutine holds known to the tasks it awaits (access_context).
-struct hold {
-    const held_access& held;
-    bool await_ready() const noexcept { return false; }
-    template <class P> bool await_suspend(std::coroutine_handle<P> h) const noexcept {
-        h.promise().holder = &held;
-        return false;
-    }
-    void await_resume() const noexcept {}
-};
-
-// A handler's span in the trace, when tracing.
+// A handler's span in the trace, when tracing, with its busy time and its object's average
+// before it (this run is learnt after, where access is given back).
 struct observed_run {
     double begin = 0;
     int tid = 0;
@@ -211,30 +203,55 @@ struct observed_run {
             tid = observe_tid();
         }
     }
-    void end(const object_handler_entry& h, object_id id) const {
-        if (observing())
-            note_object_handler(h.name, id, begin, tid);
+    void end(const object_handler_entry& h, object_record& rec, std::uint64_t busy) const {
+        if (!observing())
+            return;
+        double average = 0;
+        if (tracing()) { // shared handlers of the object may be learning now
+            std::lock_guard lock(rec.mutex);
+            average = measured_seconds(rec.history);
+        }
+        note_object_handler(h.name, rec.id, begin, tid, ticks_to_seconds(busy), average);
     }
+};
+
+// Sets the handler's access (and its busy meter, when measured) on the coroutine that awaits it.
+struct hold {
+    const held_access& held;
+    busy_meter* meter;
+    bool await_ready() const noexcept { return false; }
+    template <class P> bool await_suspend(std::coroutine_handle<P> h) const noexcept {
+        h.promise().holder = &held;
+        h.promise().meter = meter;
+        return false;
+    }
+    void await_resume() const noexcept {}
 };
 
 detached run_task(record_ptr rec, object_entry e, const object_handler_entry* h, access mode,
                   double load) {
     held_access held{rec->id, mode, e.header.handler};
-    co_await hold{held};
+    busy_meter meter;
+    co_await hold{held, measuring() ? &meter : nullptr};
     if (!h) {
         fail(e,
              fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
     } else {
         observed_run run;
+        if (measuring())
+            stretch_start = now_ticks();
         try {
             co_await h->invoke(
                 object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk});
         } catch (...) {
             report_detached_error(h->name, std::current_exception());
         }
-        run.end(*h, rec->id);
+        // The last stretch ends here, on the thread that ran it.
+        if (measuring())
+            pause_meter(meter);
+        run.end(*h, *rec, meter.ticks.load(std::memory_order_relaxed));
     }
-    finish(rec, mode, true, load);
+    finish(rec, mode, true, load, meter.ticks.load(std::memory_order_relaxed));
 }
 
 void start_claimed(void* arg) {
@@ -248,15 +265,20 @@ void start_claimed(void* arg) {
 
 namespace {
 
-// Runs a plain handler of the object to its end (an error nobody awaits is reported).
-void invoke_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call) {
+// Runs a plain handler of the object to its end (an error nobody awaits is reported); returns
+// how long it took in now_ticks() units when measuring (else 0, without reading the clock).
+std::uint64_t invoke_plain(const record_ptr& rec, const object_handler_entry& h,
+                           const object_call& call) {
     observed_run run;
+    const std::uint64_t begin = measuring() ? now_ticks() : 0;
     try {
         h.run(call);
     } catch (...) {
         report_detached_error(h.name, std::current_exception());
     }
-    run.end(h, rec->id);
+    const std::uint64_t busy = measuring() ? now_ticks() - begin : 0;
+    run.end(h, *rec, busy);
+    return busy;
 }
 
 // Gives back the access of a plain handler that ended on this thread and, while the rank has
@@ -264,12 +286,14 @@ void invoke_plain(const record_ptr& rec, const object_handler_entry& h, const ob
 // plain handler that may start now: a flood of messages to one object then runs here back to
 // back, where the queued path would hand each to the balancer and claim it again. False once
 // the access is given back and whatever may start is scheduled.
-bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, object_entry& next,
-                          const object_handler_entry*& next_handler) {
+bool finish_and_take_next(const record_ptr& rec, std::uint64_t busy, access& mode, double& load,
+                          object_entry& next, const object_handler_entry*& next_handler) {
     const double ended = load;
     bool took = false, more = false;
     {
         std::lock_guard lock(rec->mutex);
+        if (measuring())
+            learn(rec->history, busy, rec->weight);
         give_back(*rec, mode, true);
         more = schedule_needed(*rec);
         if (rec->gone_to == -1 && !rec->ready.empty() &&
@@ -283,7 +307,7 @@ bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, obj
                 mode = h->mode;
                 grant(*rec, mode);
                 ++rec->started;
-                load = rec->weight;
+                load = handler_load(*rec);
                 next_handler = h;
                 took = true;
                 notify_balancer(*rec);
@@ -304,11 +328,11 @@ bool finish_and_take_next(const record_ptr& rec, access& mode, double& load, obj
 
 void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
                access mode, double load) {
-    invoke_plain(rec, h, call);
+    std::uint64_t busy = invoke_plain(rec, h, call);
     object_entry next;
     const object_handler_entry* next_handler = nullptr;
-    while (finish_and_take_next(rec, mode, load, next, next_handler))
-        invoke_plain(
+    while (finish_and_take_next(rec, busy, mode, load, next, next_handler))
+        busy = invoke_plain(
             rec, *next_handler,
             object_call{rec->object, next.header.origin, next.token, next.payload, &next.bulk});
 }

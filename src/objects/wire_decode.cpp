@@ -2,6 +2,8 @@
 // fuzzer and the unit tests call them directly.
 #include "objects/wire_decode.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
@@ -59,6 +61,14 @@ decoded_install decode_install(std::span<const std::byte> payload) {
     r.read(&rec->moves, sizeof rec->moves);
     r.read(&d.reply_to, sizeof d.reply_to);
     r.read(&d.token, sizeof d.token);
+    auto& h = rec->history;
+    r.read(&h.seconds, sizeof h.seconds);
+    r.read(&h.ratio, sizeof h.ratio);
+    r.read(&h.runs, sizeof h.runs);
+    if (!(std::isfinite(h.seconds) && h.seconds >= 0 && std::isfinite(h.ratio) && h.ratio >= 0))
+        throw wire_error(fmt::format("migration of object <{}:{}> carries a measured load of {} s "
+                                     "per handler, ratio {}",
+                                     rec->id.creator, rec->id.serial, h.seconds, h.ratio));
     rec->type = find_object_type(type_id);
     if (!rec->type)
         throw wire_error(fmt::format("migration of {} names unknown type id {:#x}",

@@ -115,6 +115,22 @@ constexpr option options[] = {
          if (!(c.lb_alpha > 0 && c.lb_alpha < 1))
              throw usage_error("option --prema-lb-alpha: " + v + " is outside (0, 1)");
      }},
+    {"lb-load", "declared|measured|hybrid", "hybrid", true,
+     "What a pending object handler weighs for the policy: `declared` its object's `load()` (1 "
+     "without one), `measured` the busy time its object's handlers took (seconds, averaged), "
+     "`hybrid` `load()` scaled by the measured/declared ratio learnt so far (the measured time "
+     "when the type has no `load()`). Every rank must use the same; see \"Load balancing\".",
+     [](config& c, const std::string& v) {
+         if (v == "declared")
+             c.lb_load = load_mode::declared;
+         else if (v == "measured")
+             c.lb_load = load_mode::measured;
+         else if (v == "hybrid")
+             c.lb_load = load_mode::hybrid;
+         else
+             throw usage_error("option --prema-lb-load: '" + v +
+                               "' is not one of declared, measured, hybrid");
+     }},
     {"log", "LEVEL", "warn", true,
      "`trace`, `debug`, `info`, `warn`, `error`, `critical` or `off`; lines go to stderr, "
      "prefixed with the rank.",
@@ -181,7 +197,9 @@ constexpr option options[] = {
      "the ranks, sent = received and in = out), and the workers' busy time (running items), "
      "idle time (finding nothing to do) and overhead (workers × wall time of `run()` − busy − "
      "idle, all three on one clock: finding the next item, the policy's `pop()` included, the "
-     "workers' own MPI polls with inline progress, thread start and stop), in ms.",
+     "workers' own MPI polls with inline progress, thread start and stop), in ms; then the "
+     "object handlers' measured busy time and how many were timed, under the `--prema-lb-load` "
+     "mode the header names.",
      [](config& c, const std::string& v) { c.stats = parse_switch("stats", v); }},
     {"restart", "DIR", "", true,
      "Checkpoint directory the application resumes from: `prema::restart_dir()` returns it "
@@ -193,7 +211,8 @@ constexpr option options[] = {
      }},
     {"trace", "FILE", "", true,
      "Records events per thread in memory (handlers as complete events with object id and "
-     "handler name, message sends/receives with peer and bytes, migrations, load-balancing "
+     "handler name, object handlers with their busy time and their object's measured average, "
+     "message sends/receives with peer and bytes, migrations, load-balancing "
      "messages and decisions) and at shutdown rank 0 writes them, merged, to FILE in the Chrome "
      "trace event format: open it in Perfetto (ui.perfetto.dev) or `chrome://tracing`. `pid` "
      "is the rank, `tid` the worker (the progress thread is `tid` = number of workers); "
@@ -355,6 +374,10 @@ std::string to_string(progress_mode m) {
     return m == progress_mode::automatic   ? "auto"
            : m == progress_mode::dedicated ? "dedicated"
                                            : "inline";
+}
+
+std::string to_string(load_mode m) {
+    return m == load_mode::declared ? "declared" : m == load_mode::measured ? "measured" : "hybrid";
 }
 
 } // namespace prema

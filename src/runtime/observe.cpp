@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "coro/worker_pool.hpp"
+#include "objects/measured_load.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/transport/handler.hpp"
 #include "prema/wtime.hpp"
@@ -52,7 +53,7 @@ struct event {
     args_kind kind;
     int tid;
     double ts, dur;
-    std::int64_t a = 0, b = 0;    // source | peer, bytes | from, to
+    std::int64_t a = 0, b = 0;    // source | peer, bytes | from, to | busy, measured (ns)
     object_id id{};               // object, migration
     const std::string* handler{}; // message: the handler's name
     std::string args{};           // text: body of a JSON object
@@ -107,7 +108,8 @@ std::string json_args(const event& e) {
     case args_kind::source:
         return fmt::format(R"("source":{})", e.a);
     case args_kind::object:
-        return fmt::format(R"("object":"{}")", json_id(e.id));
+        return fmt::format(R"("object":"{}","busy_us":{:.3f},"measured_us":{:.3f})", json_id(e.id),
+                           double(e.a) / 1e3, double(e.b) / 1e3);
     case args_kind::message:
         return fmt::format(R"("peer":{},"bytes":{},"handler":"{}")", e.a, e.b,
                            e.handler ? escape(*e.handler) : std::string());
@@ -183,25 +185,27 @@ std::vector<std::string> gather_strings(MPI_Comm comm, int rank, int size, const
     return out;
 }
 
-constexpr int n_fields = 12;
+constexpr int n_fields = 14;
 
-void print_stats(const std::vector<double>& all, int size, int workers,
-                 const std::string& progress) {
-    std::string t = fmt::format("prema stats ({} ranks, {} worker(s) per rank, progress {}; times "
-                                "in ms, overhead = workers x wall - busy - idle)\n",
-                                size, workers, progress);
+void print_stats(const std::vector<double>& all, int size, int workers, const std::string& progress,
+                 const std::string& load) {
+    std::string t = fmt::format("prema stats ({} ranks, {} worker(s) per rank, progress {}; "
+                                "lb-load {}; times in ms, overhead = workers x wall - busy - idle, "
+                                "measured = object handlers' running time, timed = how many)\n",
+                                size, workers, progress, load);
     t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} {:>10} "
-                     "{:>10} {:>10}\n",
+                     "{:>10} {:>10} {:>10} {:>10}\n",
                      "rank", "handlers", "obj-hndlrs", "msgs-sent", "msgs-recv", "bytes-sent",
-                     "bytes-recv", "forwards", "mig-in", "mig-out", "busy", "idle", "overhead");
+                     "bytes-recv", "forwards", "mig-in", "mig-out", "busy", "idle", "overhead",
+                     "measured", "timed");
     std::vector<double> total(n_fields, 0);
     auto row = [&](const std::string& label, const double* v) {
         t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} "
-                         "{:>10.3f} {:>10.3f} {:>10.3f}\n",
+                         "{:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10}\n",
                          label, std::uint64_t(v[0]), std::uint64_t(v[1]), std::uint64_t(v[2]),
                          std::uint64_t(v[3]), std::uint64_t(v[4]), std::uint64_t(v[5]),
                          std::uint64_t(v[6]), std::uint64_t(v[7]), std::uint64_t(v[8]), v[9] / 1e3,
-                         v[10] / 1e3, v[11] / 1e3);
+                         v[10] / 1e3, v[11] / 1e3, v[12] / 1e3, std::uint64_t(v[13]));
     };
     for (int r = 0; r < size; ++r) {
         const double* v = &all[std::size_t(r * n_fields)];
@@ -262,6 +266,7 @@ void observe_finish(runtime_state& st) {
         auto worker_ticks = std::int64_t(g_counters.wall_ticks.load()) * st.cfg.workers;
         double overhead_us = double(worker_ticks - std::int64_t(busy) - std::int64_t(idle)) / tpu;
         auto& c = g_counters;
+        const auto measured = measured_so_far();
         std::vector<double> mine = {double(c.handlers.load()),
                                     double(c.object_handlers.load()),
                                     double(c.sent.load()),
@@ -273,12 +278,15 @@ void observe_finish(runtime_state& st) {
                                     double(c.migrations_out.load()),
                                     busy_us,
                                     idle_us,
-                                    overhead_us};
+                                    overhead_us,
+                                    measured.seconds * 1e6,
+                                    double(measured.runs)};
         std::vector<double> all(std::size_t(n_fields * st.size));
         MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0, st.comm);
         if (st.rank == 0)
             print_stats(all, st.size, st.cfg.workers,
-                        describe_progress(st.requested_progress, st.cfg.progress));
+                        describe_progress(st.requested_progress, st.cfg.progress),
+                        to_string(st.cfg.lb_load));
     }
     if (flags & observe_trace) {
         auto parts = gather_strings(st.comm, st.rank, st.size, serialize_rank(st.rank));
@@ -317,12 +325,16 @@ void note_handler(const std::string& name, int source, double begin_us, int tid)
             .a = source;
 }
 
-void note_object_handler(const std::string& name, object_id id, double begin_us, int tid) {
+void note_object_handler(const std::string& name, object_id id, double begin_us, int tid,
+                         double busy_s, double measured_s) {
     g_counters.object_handlers.fetch_add(1, std::memory_order_relaxed);
-    if (tracing())
-        record(nullptr, &name, "object_handler", 'X', args_kind::object, begin_us,
-               observe_now_us() - begin_us, tid)
-            .id = id;
+    if (tracing()) {
+        auto& e = record(nullptr, &name, "object_handler", 'X', args_kind::object, begin_us,
+                         observe_now_us() - begin_us, tid);
+        e.id = id;
+        e.a = std::int64_t(busy_s * 1e9);
+        e.b = std::int64_t(measured_s * 1e9);
+    }
 }
 
 namespace {

@@ -45,7 +45,9 @@ int observe_tid() noexcept;
 // The slow halves of the hooks; call only when observing().
 // `name`: a registry's handler name, which lives as long as the process.
 void note_handler(const std::string& name, int source, double begin_us, int tid);
-void note_object_handler(const std::string& name, object_id id, double begin_us, int tid);
+// `busy_s`: the handler's running time; `measured_s`: its object's average before it (seconds).
+void note_object_handler(const std::string& name, object_id id, double begin_us, int tid,
+                         double busy_s, double measured_s);
 void note_send(int dest, std::uint64_t handler, std::size_t bytes);
 void note_receive(int source, std::uint64_t handler, std::size_t bytes);
 void note_migration(object_id id, int from, int to, bool out);

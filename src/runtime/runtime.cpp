@@ -10,6 +10,7 @@
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
+#include "objects/measured_load.hpp"
 #include "objects/object_record.hpp"
 #include "objects/requests.hpp"
 #include "prema/coro/spawn.hpp"
@@ -415,8 +416,9 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     impl_ = std::make_unique<impl>(comm, std::move(cfg));
     auto& st = impl_->st;
     st.requested_progress = requested;
-    // Collective: ranks that disagree on message sizes would crash or hang later; say so now.
-    if (auto why = detail::wire_config_mismatch(st.comm, st.cfg); !why.empty()) {
+    // Collective: ranks that disagree on message sizes would crash or hang later, on the load
+    // mode balance wrongly; say so now.
+    if (auto why = detail::config_mismatch(st.comm, st.cfg); !why.empty()) {
         MPI_Comm_free(&st.comm);
         throw usage_error(why);
     }
@@ -434,6 +436,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                                ? ""
                                : " (another rank is short of cores)");
     detail::observe_start(st); // collective: --prema-stats, --prema-trace
+    // Handlers are timed only for a reader: a policy, or the stats and trace (measured_load.hpp).
+    detail::start_measuring(st.cfg.lb != "none" || detail::observing(), st.cfg.lb_load);
     bool inline_mode = st.cfg.progress == progress_mode::inline_;
     st.io = std::make_unique<detail::io_reactor>();
     st.checkpoints = std::make_unique<detail::coordinator>();

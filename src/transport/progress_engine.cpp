@@ -42,18 +42,27 @@ void on_ack_probe(const incoming&) {}
 const std::uint64_t ack_probe_handler = register_handler("prema::ack_probe", &on_ack_probe);
 } // namespace
 
-std::string wire_config_mismatch(MPI_Comm comm, const config& cfg) {
-    std::uint64_t mine[2] = {cfg.eager_bytes, cfg.max_message_bytes}, lo[2], hi[2];
-    MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, comm);
-    MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, comm);
+std::string config_mismatch(MPI_Comm comm, const config& cfg) {
+    // The message sizes make the wire format; the load mode makes loads that policies compare
+    // between ranks (--prema-lb-load), which would compare seconds with declared weights.
+    constexpr int n = 3;
+    std::uint64_t mine[n] = {cfg.eager_bytes, cfg.max_message_bytes, std::uint64_t(cfg.lb_load)},
+                  lo[n], hi[n];
+    MPI_Allreduce(mine, lo, n, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(mine, hi, n, MPI_UINT64_T, MPI_MAX, comm);
+    auto show = [](int i, std::uint64_t v) {
+        return i == 2 ? to_string(load_mode(v)) : std::to_string(v);
+    };
     std::string why;
-    const char* names[2] = {"eager-bytes", "max-message-bytes"};
-    for (int i = 0; i < 2; ++i)
+    const char* names[n] = {"eager-bytes", "max-message-bytes", "lb-load"};
+    for (int i = 0; i < n; ++i)
         if (lo[i] != hi[i])
             why += fmt::format("{}--prema-{} ranges from {} to {} (this rank: {})",
-                               why.empty() ? "" : "; ", names[i], lo[i], hi[i], mine[i]);
+                               why.empty() ? "" : "; ", names[i], show(i, lo[i]), show(i, hi[i]),
+                               show(i, mine[i]));
     if (!why.empty())
-        why = "the ranks disagree on the wire format: " + why + "; every rank needs the same value";
+        why = "the ranks disagree on options that must match: " + why +
+              "; every rank needs the same value";
     return why;
 }
 

@@ -32,11 +32,12 @@
 
 namespace prema::detail {
 
-// Collective over `comm`: empty if every rank has the same eager_bytes and max_message_bytes,
-// else a message that says how they differ. They must agree: a peer with a larger eager size
-// sends headers that overflow this rank's receives (MPI_ERR_TRUNCATE aborts the job), and a
-// split-phase payload refused for a smaller maximum is never received, so its sender hangs.
-std::string wire_config_mismatch(MPI_Comm comm, const config& cfg);
+// Collective over `comm`: empty if every rank has the same eager_bytes, max_message_bytes and
+// lb_load, else a message that says how they differ. They must agree: a peer with a larger
+// eager size sends headers that overflow this rank's receives (MPI_ERR_TRUNCATE aborts the
+// job), a split-phase payload refused for a smaller maximum is never received, so its sender
+// hangs, and policies that compare loads between ranks would compare unlike units.
+std::string config_mismatch(MPI_Comm comm, const config& cfg);
 
 // Gives `m`, whose split-phase header has arrived, the buffer its payload is received into:
 // for a bulk, the vector its handler will take (see bulk.hpp); else a pooled byte buffer.

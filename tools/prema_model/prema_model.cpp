@@ -64,7 +64,8 @@ std::vector<T> parse_list(const std::string& name, const std::string& v, T lo, T
 }
 
 struct options {
-    std::string csv, column = "weight_s", machine, calibrate, json, method = "rounds";
+    std::string csv, column = "weight_s", declared_column = "declared_s", machine, calibrate, json,
+                     method = "rounds";
     std::string weights, policy, scan_objects, scan_quanta, scan_neighbours;
     int ranks = 0, objects_per_worker = 0, replications = 16, seed = 1;
     double yield_every_us = 0, messages_per_object = 0, message_bytes = 0, object_bytes = 64;
@@ -75,9 +76,14 @@ struct options {
         cli.add("--csv", "FILE",
                 "per-object weights: a header naming 'rank' and the weight column, rows of a rank "
                 "in the order it starts them (lb_synthetic --csv writes "
-                "object,rank,weight_s,measured_s)",
+                "object,rank,weight_s,measured_s,declared_s)",
                 csv);
         cli.add("--column", "NAME", "the weight column of --csv", column);
+        cli.add("--declared-column", "NAME",
+                "with --prema-lb-load declared: the column of --csv the policies weigh objects by "
+                "(their load(), in seconds; with measured or hybrid they weigh what the objects "
+                "take, the weight column)",
+                declared_column);
         cli.add("--weights", "S,S,...", "weights in seconds, dealt round robin over --ranks",
                 weights);
         cli.add("--ranks", "P", "ranks, with --weights", ranks, 1, 1'000'000);
@@ -167,13 +173,15 @@ struct options {
     }
 };
 
-model::workload load_workload(const options& o, int workers) {
+model::workload load_workload(const options& o, int workers, prema::load_mode lb_load) {
     model::workload w;
     if (!o.csv.empty()) {
         std::ifstream in(o.csv);
         if (!in)
             throw usage_error("--csv " + o.csv + ": cannot open");
-        w = model::read_csv(in, o.column, workers, o.csv);
+        // Measured and hybrid loads are what the objects took (once they have run): the weights.
+        w = model::read_csv(in, o.column, workers, o.csv,
+                            lb_load == prema::load_mode::declared ? o.declared_column : "");
         if (o.ranks && o.ranks != w.ranks)
             throw usage_error(
                 fmt::format("--ranks {} but {} has objects on {} ranks", o.ranks, o.csv, w.ranks));
@@ -243,7 +251,7 @@ int model_main(const options& o, const prema::config& cfg) {
     const auto run = o.run(cfg);
     const auto policies = o.policies(cfg);
     const auto grid = o.grid();
-    auto w = load_workload(o, cfg.workers);
+    auto w = load_workload(o, cfg.workers, cfg.lb_load);
     auto m = load_machine(o);
     auto f = model::fit_two_classes(w.all_weights());
     std::printf("PREMA load-balancing model: %d ranks x %d worker(s), %zu objects, %.4f s of work "

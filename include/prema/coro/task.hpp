@@ -13,6 +13,7 @@
 #include <utility>
 #include <variant>
 
+#include "prema/coro/busy_meter.hpp"
 #include "prema/coro/frame_allocator.hpp"
 
 namespace prema {
@@ -25,10 +26,15 @@ struct held_access; // prema/objects/object_handler.hpp
 
 // The object access a coroutine runs under: an object handler's, handed down to every task it
 // awaits (not to spawned ones, which do not hold it), so that a request from inside the handler
-// can tell that it targets the object the handler holds and would wait for itself.
+// can tell that it targets the object the handler holds and would wait for itself. `meter`
+// goes with it: the handler's running time, when it is measured (busy_meter.hpp).
 struct access_context {
     const held_access* holder = nullptr;
+    busy_meter* meter = nullptr;
 };
+
+template <class T> inline constexpr bool is_task = false;
+template <class T> inline constexpr bool is_task<task<T>> = true;
 
 // What ends a task that nobody awaits (start_detached): it gets the task's failure, if any,
 // once the frame is gone.
@@ -58,6 +64,16 @@ struct task_promise_base : pooled_frame, access_context {
 
     std::suspend_always initial_suspend() const noexcept { return {}; }
     final_awaiter final_suspend() const noexcept { return {}; }
+
+    // An awaited task runs on as part of this stretch (it shares the meter); anything else may
+    // suspend, which the meter must see (busy_meter.hpp).
+    template <class A> decltype(auto) await_transform(A&& a) {
+        if constexpr (is_task<std::remove_cvref_t<A>>)
+            return std::forward<A>(a);
+        else
+            return metered_awaiter<decltype(awaiter_of(std::forward<A>(a)))>{
+                awaiter_of(std::forward<A>(a)), meter};
+    }
 };
 
 template <class T> struct task_promise : task_promise_base {
@@ -139,7 +155,7 @@ template <class T> class [[nodiscard]] task {
         std::coroutine_handle<> await_suspend(std::coroutine_handle<P> awaiting) noexcept {
             h.promise().continuation = awaiting;
             if constexpr (std::is_base_of_v<detail::access_context, P>)
-                h.promise().holder = awaiting.promise().holder;
+                static_cast<detail::access_context&>(h.promise()) = awaiting.promise();
             return h;
         }
         T await_resume() { return h.promise().take(); }

@@ -45,13 +45,6 @@ struct void_value {};
 
 namespace detail {
 
-template <class A> decltype(auto) awaiter_of(A&& a) {
-    if constexpr (requires { std::forward<A>(a).operator co_await(); })
-        return std::forward<A>(a).operator co_await();
-    else
-        return std::forward<A>(a);
-}
-
 template <class A>
 concept awaitable = requires(A&& a) {
     awaiter_of(std::forward<A>(a)).await_resume();
@@ -109,9 +102,9 @@ template <class T> class when_all_task {
             h_.destroy();
     }
 
-    void start(when_all_counter& counter, const held_access* holder) noexcept {
+    void start(when_all_counter& counter, const access_context& access) noexcept {
         h_.promise().counter = &counter;
-        h_.promise().holder = holder;
+        static_cast<access_context&>(h_.promise()) = access;
         h_.resume();
     }
 
@@ -178,12 +171,12 @@ template <class Tasks> class [[nodiscard]] when_all_awaitable {
 
     // Nothing may touch *this after the last arrive(): the awaiting coroutine may be running.
     template <class P> bool await_suspend(std::coroutine_handle<P> h) noexcept {
-        const held_access* holder = nullptr;
+        access_context access;
         if constexpr (std::is_base_of_v<access_context, P>)
-            holder = h.promise().holder;
+            access = h.promise();
         counter_.awaiting = h;
         counter_.remaining.store(size_of(tasks_) + 1, std::memory_order_relaxed);
-        each(tasks_, [&](auto& t) { t.start(counter_, holder); });
+        each(tasks_, [&](auto& t) { t.start(counter_, access); });
         return !counter_.arrive();
     }
 

@@ -46,8 +46,11 @@ class ready_handler {
 // A local object with pending (not started) work, for policy decisions.
 struct object_load {
     object_id object;
-    double load; // sum of its pending handlers' loads
+    double load; // sum of its pending handlers' loads, as --prema-lb-load weighs them
     int pending; // how many handlers have not started
+    // Seconds its pending handlers would take by the busy time its handlers took so far
+    // (exponentially averaged, kept across migrations); 0 while none was measured.
+    double measured = 0;
 };
 
 // What a policy can see and do on its rank. The runtime provides one; tests can provide a

@@ -5,9 +5,11 @@
 // PREMA's pack/unpack/size callbacks). The type is named on the wire by the hash of its
 // mangled name, registered before main() like handlers.
 //
-// Load: if T has `double load() const`, each pending handler of a T weighs that much for load
-// balancing (read only while no handler runs on the object and no guard holds it exclusively, so
-// it never races with a writer); otherwise 1.
+// Load: if T has `double load() const`, each pending handler of a T is declared to weigh that much
+// for load balancing (read only while no handler runs on the object and no guard holds it
+// exclusively, so it never races with a writer); otherwise 1. --prema-lb-load says whether the
+// policy takes the declared weight, the measured busy time or (default) the declared weight
+// scaled by what was measured (src/objects/measured_load.hpp).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,8 @@
 //   - work_stealing asks one victim, visiting the other ranks in a random order; diffusion
 //     queries its neighbourhood, asks the most loaded, replaces neighbours that had nothing;
 //   - the asked rank gives its heaviest pending object if it has more pending objects than
-//     free workers, else refuses; refusals back off as in requester::back_off;
+//     free workers, else refuses; refusals back off as in requester::back_off; "heaviest" and
+//     a rank's load go by the workload's estimates (--prema-lb-load), the time by the weights;
 //   - answers come from the progress thread at once (dedicated progress) or, with inline
 //     progress and every worker busy, at the next yield point of a running object (the
 //     thesis's half-quantum wait, as an expectation);
@@ -32,7 +33,8 @@ namespace prema::model {
 namespace {
 
 struct item {
-    double weight = 0;
+    double weight = 0;   // its work, seconds
+    double estimate = 0; // what the policies weigh it by (workload::estimates)
     bool migrated = false;
     int attempts = 0;   // balancing attempts the receiver made for it
     double transit = 0; // its migration time
@@ -58,7 +60,7 @@ struct rank_state {
     double load() const {
         double l = 0;
         for (auto& i : pending)
-            l += i.weight;
+            l += i.estimate;
         return l;
     }
 };
@@ -91,8 +93,11 @@ class simulation {
         for (int r = 0; r < w.ranks; ++r) {
             auto& rk = ranks_[std::size_t(r)];
             rk.workers.resize(std::size_t(w.workers));
-            for (double x : w.weights[std::size_t(r)])
-                rk.pending.push_back({x});
+            const auto& weights = w.weights[std::size_t(r)];
+            for (std::size_t i = 0; i < weights.size(); ++i)
+                rk.pending.push_back({weights[i], w.estimates.empty()
+                                                      ? weights[i]
+                                                      : w.estimates[std::size_t(r)][i]});
             rk.phase = phase(rng_);
             unfinished_ += long(rk.pending.size());
         }
@@ -279,13 +284,15 @@ class simulation {
         }
     }
 
-    // The asked rank's policy answers: its heaviest pending object if it can spare one.
+    // The asked rank's policy answers: the pending object it believes heaviest if it can spare
+    // one.
     void serve(int v, int thief, double t) {
         auto& vk = ranks_[std::size_t(v)];
         t += m_.decision_s;
         if (int(vk.pending.size()) - vk.free() > 0) {
-            auto heaviest = std::max_element(vk.pending.begin(), vk.pending.end(),
-                                             [](auto& a, auto& b) { return a.weight < b.weight; });
+            auto heaviest =
+                std::max_element(vk.pending.begin(), vk.pending.end(),
+                                 [](auto& a, auto& b) { return a.estimate < b.estimate; });
             item it = *heaviest;
             vk.pending.erase(heaviest);
             it.migrated = true;
