@@ -257,7 +257,8 @@ void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
 void post_copy_slow(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
     if (batch_lane* lane = payload.bulk() ? nullptr : open_batch(dest)) {
         std::size_t room = 0;
-        byte_writer w(lane_room(*lane, room), room);
+        std::byte* at = lane_room(*lane, room); // before `room` is read
+        byte_writer w(at, room);
         w.write(payload.data(), payload.size());
         return batch_commit(dest, handler, token, w);
     }

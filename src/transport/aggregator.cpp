@@ -66,16 +66,23 @@ void batch_set::flush(int dest) {
     if (!b.msg)
         return;
     message* m = std::exchange(b.msg, nullptr);
-    batch_prefix prefix{b.count, 0};
-    std::memcpy(m->inline_data(), &prefix, sizeof prefix);
-    m->header() = wire_header{wire_magic, flag_batch, 0, 0, b.used, rank_, 0};
-    m->peer = dest;
-    m->logical = b.count;
     dirty_.erase(std::find(dirty_.begin(), dirty_.end(), dest));
     if (dirty_.empty()) {
         opened_at_.store(0, std::memory_order_relaxed);
         flush_requested_.store(false, std::memory_order_relaxed);
     }
+    if (b.count == 0) {
+        // Opened for a message that then left another way (a bulk, or too big for a batch):
+        // nothing to send, and nothing was counted.
+        pool_.release(m);
+        open_batches_.fetch_sub(1, std::memory_order_release);
+        return;
+    }
+    batch_prefix prefix{b.count, 0};
+    std::memcpy(m->inline_data(), &prefix, sizeof prefix);
+    m->header() = wire_header{wire_magic, flag_batch, 0, 0, b.used, rank_, 0};
+    m->peer = dest;
+    m->logical = b.count;
     // Counted as sent by post() before the open count drops: a wave never sees neither.
     engine_.post(m);
     open_batches_.fetch_sub(1, std::memory_order_release);
