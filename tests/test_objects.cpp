@@ -190,6 +190,57 @@ TEST_CASE("messages to an idle object run on the worker that received them, in o
     }
 }
 
+namespace {
+prema::task<> count_later(counter_obj& o, int from, std::int64_t n) {
+    count(o, from, n);
+    co_return;
+}
+void peek(const counter_obj&, int) {}
+} // namespace
+
+TEST_CASE("a batch's run of messages to one object: order kept across handlers, objects, moves") {
+    // objects/direct.cpp keeps a plain handler's access for the next message of its batch: a
+    // message that may not run under it (another object, a shared or coroutine handler, a
+    // migration queued meanwhile) must get it back first, and the last one of a run too, or
+    // the object would hang (the calls and migrations below would never finish).
+    for (auto progress : {prema::progress_mode::inline_, prema::progress_mode::dedicated}) {
+        prema::config cfg;
+        cfg.progress = progress;
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        constexpr std::int64_t messages = 20000;
+        const std::uint64_t direct_before = prema::detail::direct_run_count();
+        std::pair<std::int64_t, std::int64_t> a_stats, b_stats;
+        CHECK(rt.run([&]() -> prema::task<> {
+            int me = prema::rank(), n = prema::ranks();
+            auto a = co_await prema::create<counter_obj>((me + 1) % n);
+            auto b = co_await prema::create<counter_obj>((me + 1) % n);
+            std::int64_t to_b = 0;
+            for (std::int64_t i = 0; i < messages; ++i) {
+                if (i % 97 == 0)
+                    co_await prema::send(a, prema::fn<&peek>, me);
+                if (i % 31 == 0)
+                    co_await prema::send(b, prema::fn<&count>, me, to_b++);
+                if (i % 1009 == 0)
+                    co_await prema::send(a, prema::fn<&count_later>, me, i);
+                else
+                    co_await prema::send(a, prema::fn<&count>, me, i);
+                if (i == messages / 2)
+                    prema::spawn(prema::migrate(a, (me + 2) % n));
+            }
+            a_stats = co_await prema::call(a, prema::fn<&stats>);
+            b_stats = co_await prema::call(b, prema::fn<&stats>);
+            co_await prema::migrate(a, me);
+            co_await prema::destroy(a);
+            co_await prema::destroy(b);
+            CHECK(b_stats.first == to_b);
+        }) == 0);
+        CHECK(a_stats == std::pair<std::int64_t, std::int64_t>{messages, 0});
+        CHECK(b_stats.second == 0);
+        int direct = int(prema::detail::direct_run_count() - direct_before);
+        CHECK(all_ranks_sum(direct) > 0);
+    }
+}
+
 TEST_CASE("access privileges: exclusive never overlaps, shared overlaps on 2 workers") {
     prema::config cfg;
     cfg.workers = 2;

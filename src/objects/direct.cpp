@@ -14,7 +14,93 @@
 
 namespace prema::detail::objects {
 
+namespace {
+
+// A plain handler that ran here and ended while the next message of its batch is an object
+// message too (incoming::next_same_handler): this worker keeps its access until that message
+// has been looked at. If it is for the same object, next in its origin's order and asks the same
+// access, it runs under the same grant with one look at the record, instead of giving the
+// access back, finding the record in the directory and granting it again; a flood to one object
+// then costs one lock per message. Anything else gives it back first (release_held), and the
+// last object message of a run always does, so no grant outlives its batch. The held handler
+// still counts as started: the object cannot move meanwhile.
+struct held_grant {
+    record_ptr rec; // null: nothing held
+    const object_handler_entry* handler = nullptr;
+    std::int32_t origin = -1;
+    std::uint64_t* expected = nullptr; // rec->expected[origin]: a map's element stays put
+    double load = 0;
+    std::uint64_t busy = 0; // the ended handler's running time, learnt at the next look
+    std::uint64_t runs = 0; // direct runs not yet added to layer().direct_runs
+};
+thread_local held_grant held;
+
+void release_held() {
+    record_ptr rec = std::move(held.rec);
+    layer().direct_runs.fetch_add(std::exchange(held.runs, 0), std::memory_order_relaxed);
+    finish_plain(rec, held.handler->mode, held.load, held.busy);
+}
+
+// Runs the handler, keeping its access afterwards if `in` says another object message follows.
+// `expected`: the origin's next sequence number in the record.
+void run_direct(record_ptr rec, const object_handler_entry& handler, const object_header& h,
+                std::uint64_t* expected, std::span<const std::byte> args, const incoming& in,
+                double load) {
+    auto busy =
+        invoke_plain(rec, handler, object_call{rec->object, h.origin, in.token, args, in.bulk});
+    if (in.next_same_handler) {
+        held = held_grant{std::move(rec), &handler, h.origin, expected, load, busy, held.runs + 1};
+        return;
+    }
+    layer().direct_runs.fetch_add(std::exchange(held.runs, 0) + 1, std::memory_order_relaxed);
+    finish_plain(rec, handler.mode, load, busy);
+}
+
+// The message under the held grant, if it may run there (see held_grant).
+bool run_held(const object_header& h, std::span<const std::byte> args, const incoming& in) {
+    auto& rec = *held.rec;
+    if (rec.id != h.id || h.op != object_op::user)
+        return false;
+    const auto* handler =
+        h.handler == held.handler->id ? held.handler : find_object_handler(h.handler);
+    if (!handler || !handler->run || handler->mode != held.handler->mode)
+        return false;
+    double load = 0;
+    bool queued_behind = false;
+    std::uint64_t* expected = h.origin == held.origin ? held.expected : nullptr;
+    {
+        std::lock_guard lock(rec.mutex);
+        if (rec.gone_to != -1 || !rec.ready.empty() || !rec.handed.empty())
+            return false;
+        if (!expected)
+            expected = &rec.expected[h.origin];
+        if (h.seq != *expected)
+            return false;
+        if (measuring())
+            learn(rec.history, held.busy, rec.weight);
+        ++*expected;
+        admit_early(rec, h.origin, *expected);
+        load = handler_load(rec);
+        queued_behind = !rec.ready.empty();
+    }
+    if (queued_behind)
+        schedule(held.rec);
+    note_forwarded(h, rec);
+    auto& lb = current_balancer();
+    lb.finished(held.load);
+    lb.started(load);
+    run_direct(std::move(held.rec), *handler, h, expected, args, in, load);
+    return true;
+}
+
+} // namespace
+
 bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in) {
+    if (held.rec) {
+        if (run_held(h, args, in))
+            return true;
+        release_held();
+    }
     if (h.op != object_op::user || !may_run_here(in.more_in_batch))
         return false;
     const auto* handler = find_object_handler(h.handler);
@@ -25,38 +111,41 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         return false;
     double load = 0;
     bool queued_behind = false;
+    std::uint64_t* expected = nullptr;
     {
         std::lock_guard lock(rec->mutex);
         if (rec->gone_to != -1 || !rec->ready.empty() || !rec->handed.empty() ||
             !may_start(*rec, handler->mode))
             return false;
-        auto& expected = rec->expected[h.origin];
-        if (h.seq != expected)
+        expected = &rec->expected[h.origin];
+        if (h.seq != *expected)
             return false;
         read_weight(*rec);
         load = handler_load(*rec);
         grant(*rec, handler->mode);
         ++rec->started;
-        ++expected;
-        admit_early(*rec, h.origin, expected);
+        ++*expected;
+        admit_early(*rec, h.origin, *expected);
         queued_behind = !rec->ready.empty();
     }
     if (queued_behind)
         schedule(rec);
     note_forwarded(h, *rec);
-    layer().direct_runs.fetch_add(1, std::memory_order_relaxed);
     current_balancer().started(load);
-    if (handler->run) {
-        run_plain(rec, *handler, object_call{rec->object, h.origin, in.token, args, in.bulk},
-                  handler->mode, load);
-    } else {
-        // The coroutine outlives the message it came in: it owns its arguments.
-        object_entry e{h, in.token, byte_vector(args.begin(), args.end()), {}};
-        if (in.bulk)
-            e.bulk = std::move(*in.bulk);
-        start_handler(std::move(rec), handler, std::move(e), handler->mode, load);
-    }
+    if (handler->run)
+        return run_direct(std::move(rec), *handler, h, expected, args, in, load), true;
+    layer().direct_runs.fetch_add(1, std::memory_order_relaxed);
+    // The coroutine outlives the message it came in: it owns its arguments.
+    object_entry e{h, in.token, byte_vector(args.begin(), args.end()), {}};
+    if (in.bulk)
+        e.bulk = std::move(*in.bulk);
+    start_handler(std::move(rec), handler, std::move(e), handler->mode, load);
     return true;
+}
+
+void end_direct_run() {
+    if (held.rec)
+        release_held();
 }
 
 } // namespace prema::detail::objects

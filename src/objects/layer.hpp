@@ -67,6 +67,9 @@ void note_forwarded(const object_header& h, const object_record& rec);
 // direct.cpp: runs an object message at once on this worker if it may (see there); false,
 // having done nothing, otherwise.
 bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in);
+// Gives back the access run_now may keep for the next object message of a batch: called when
+// a message ends without reaching run_now's end (an exception).
+void end_direct_run();
 
 // scheduling.cpp
 // Moves what may start from the front of `ready` to the load-balancing scheduler; runs the
@@ -97,6 +100,13 @@ void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e
                    double load);
 void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
                access mode, double load);
+// run_plain's two halves. invoke_plain runs the handler (an error nobody awaits is reported)
+// and returns how long it took in now_ticks() units when measuring (else 0, without reading the
+// clock); finish_plain gives its access back, running the object's next plain handlers here
+// while the rank has nothing else to do.
+std::uint64_t invoke_plain(const record_ptr& rec, const object_handler_entry& h,
+                           const object_call& call);
+void finish_plain(const record_ptr& rec, access mode, double load, std::uint64_t busy);
 // Gives access back: `handler` says whether a started handler (not a guard) of weight `load`
 // ends, after `busy` ticks of running time (learnt when measuring).
 void finish(const record_ptr& rec, access mode, bool handler, double load = 0,

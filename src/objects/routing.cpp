@@ -105,7 +105,7 @@ std::vector<object_entry> take_arrivals(object_id id) {
 
 namespace {
 
-void on_message(const incoming& in) {
+void deliver(const incoming& in) {
     auto v = view_object_message(in.payload);
     if (run_now(v.header, v.args, in))
         return;
@@ -113,6 +113,17 @@ void on_message(const incoming& in) {
     if (in.bulk)
         e.bulk = std::move(*in.bulk);
     route(std::move(e));
+}
+
+void on_message(const incoming& in) {
+    try {
+        deliver(in);
+    } catch (...) {
+        // The batch's next message would have given back a grant kept for it: none follows.
+        if (!in.next_same_handler)
+            end_direct_run();
+        throw;
+    }
 }
 
 // Received as the object handler's parameter takes it.

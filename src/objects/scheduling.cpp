@@ -263,10 +263,6 @@ void start_claimed(void* arg) {
 
 } // namespace
 
-namespace {
-
-// Runs a plain handler of the object to its end (an error nobody awaits is reported); returns
-// how long it took in now_ticks() units when measuring (else 0, without reading the clock).
 std::uint64_t invoke_plain(const record_ptr& rec, const object_handler_entry& h,
                            const object_call& call) {
     observed_run run;
@@ -280,6 +276,8 @@ std::uint64_t invoke_plain(const record_ptr& rec, const object_handler_entry& h,
     run.end(h, *rec, busy);
     return busy;
 }
+
+namespace {
 
 // Gives back the access of a plain handler that ended on this thread and, while the rank has
 // nothing else to do and its quantum lasts, takes the object's next ready entry if it is a
@@ -326,15 +324,18 @@ bool finish_and_take_next(const record_ptr& rec, std::uint64_t busy, access& mod
 
 } // namespace
 
-void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
-               access mode, double load) {
-    std::uint64_t busy = invoke_plain(rec, h, call);
+void finish_plain(const record_ptr& rec, access mode, double load, std::uint64_t busy) {
     object_entry next;
     const object_handler_entry* next_handler = nullptr;
     while (finish_and_take_next(rec, busy, mode, load, next, next_handler))
         busy = invoke_plain(
             rec, *next_handler,
             object_call{rec->object, next.header.origin, next.token, next.payload, &next.bulk});
+}
+
+void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
+               access mode, double load) {
+    finish_plain(rec, mode, load, invoke_plain(rec, h, call));
 }
 
 void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e, access mode,

@@ -1,5 +1,6 @@
 // Runs received messages on a worker: one message, or every message of a batch in the order
 // they were sent, each through its handler's invoker, with no copy and no queue hop in between.
+#include <cstddef>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -56,10 +57,14 @@ void run_batch(const wire_header& h, std::span<const std::byte> payload) {
             e = find_handler(item.handler);
             looked_up = item.handler;
         }
-        run_one(e, item.handler,
-                incoming{h.source, item.token, payload.subspan(at, item.payload_bytes), nullptr,
-                         i + 1 < prefix.count});
+        auto args = payload.subspan(at, item.payload_bytes);
         at += batch_padded(item.payload_bytes);
+        bool more = i + 1 < prefix.count;
+        std::uint64_t next = 0;
+        if (more)
+            std::memcpy(&next, payload.data() + at + offsetof(batch_item, handler), sizeof next);
+        run_one(e, item.handler,
+                incoming{h.source, item.token, args, nullptr, more, more && next == item.handler});
     }
 }
 

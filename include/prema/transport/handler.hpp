@@ -49,6 +49,9 @@ struct incoming {
     std::span<const std::byte> payload;
     bulk_buffer* bulk = nullptr;
     bool more_in_batch = false; // messages of its batch run after it
+    // The next message of its batch is for the same handler and runs right after it on this
+    // thread, with nothing in between: a handler may keep what it set up for the next one.
+    bool next_same_handler = false;
 };
 
 using invoker_fn = void (*)(const incoming&);
