@@ -103,6 +103,19 @@ void takes_string(std::string s) {
     hits.fetch_add(1);
     hit_bytes.fetch_add((long long)s.size());
 }
+// An object message refused at the sender has taken its place in the object's order: the
+// messages after it must not wait for it.
+struct byte_sink {
+    std::size_t bytes = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(bytes); }
+};
+void sink_bytes(byte_sink& s, std::vector<char> v) {
+    s.bytes += v.size();
+}
+std::size_t sunk(const byte_sink& s) {
+    return s.bytes;
+}
+
 void takes_bytes(std::vector<char> v) {
     hits.fetch_add(1);
     hit_bytes.fetch_add((long long)v.size());
@@ -216,6 +229,16 @@ TEST_CASE("payloads above max_message_bytes are refused at the sender") {
                                2000));
                     chk(contains(w, "remote_error") && contains(w, "max-message-bytes"),
                         "oversized reply: " + w);
+                    auto sink = co_await prema::create<byte_sink>(right);
+                    PREMA_OUTCOME(
+                        w, prema::send(sink, prema::fn<&sink_bytes>, std::vector<char>(2000)));
+                    chk(contains(w, "usage_error") && contains(w, "max-message-bytes"),
+                        "oversized object send: " + w);
+                    co_await prema::send(sink, prema::fn<&sink_bytes>, std::vector<char>(100));
+                    auto sunk_bytes = co_await prema::call(sink, prema::fn<&sunk>);
+                    chk(sunk_bytes == 100, "object after a refused send received " +
+                                               std::to_string(sunk_bytes) + " bytes");
+                    co_await prema::destroy(sink);
                     // Everything still works.
                     auto back =
                         co_await prema::call(right, prema::fn<&echo_bytes>, std::vector<char>(900));

@@ -25,11 +25,13 @@ location directory::find(object_id id) {
     return it->second.where;
 }
 
-std::pair<std::uint64_t, location> directory::next_send(object_id id) {
+directory::send_slot directory::next_send(object_id id) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
     auto& e = at(s, id);
-    return {e.next_seq++, e.where};
+    const auto& w = e.where;
+    return {e.next_seq++, w.rank, w.moves,
+            w.local || w.destroyed || w.rank < 0 || w.rank >= ranks()};
 }
 
 void directory::set_local(object_id id, int here, record_ptr r, std::uint64_t moves) {

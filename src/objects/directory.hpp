@@ -15,6 +15,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "coro/light_mutex.hpp"
 #include "objects/object_record.hpp"
 
 namespace prema::detail {
@@ -34,8 +35,15 @@ class directory {
   public:
     location find(object_id id);
 
-    // The next outgoing sequence number from this rank to `id`, and where to send.
-    std::pair<std::uint64_t, location> next_send(object_id id);
+    // What a message to an object needs from the directory, without a reference to the record:
+    // the next outgoing sequence number from this rank to `id` and where to send it.
+    struct send_slot {
+        std::uint64_t seq;
+        int rank;            // best guess
+        std::uint64_t moves; // of the object when it reached `rank`
+        bool routed_here;    // the object lives here, was destroyed, or the guess names no rank
+    };
+    send_slot next_send(object_id id);
 
     void set_local(object_id id, int here, record_ptr r, std::uint64_t moves);
     void set_remote(object_id id, int rank, std::uint64_t moves);
@@ -55,7 +63,7 @@ class directory {
         std::uint64_t next_seq = 0;
     };
     struct alignas(64) shard {
-        std::mutex mutex;
+        light_mutex mutex;
         std::unordered_map<object_id, entry> map;
     };
     shard& shard_of(object_id id) { return shards_[std::hash<object_id>{}(id) % shards_.size()]; }

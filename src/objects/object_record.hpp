@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "coro/light_mutex.hpp"
 #include "objects/measured_load.hpp"
 #include "prema/lb/scheduler.hpp"
 #include "prema/objects/objects.hpp"
@@ -85,7 +86,7 @@ struct object_record : std::enable_shared_from_this<object_record> {
     const object_type* type = nullptr;
     std::uint64_t moves = 0; // migrations so far: orders directory updates
 
-    std::mutex mutex;                                         // guards everything below
+    light_mutex mutex;                                        // guards everything below
     std::unordered_map<std::int32_t, std::uint64_t> expected; // origin -> next sequence number
     std::map<std::pair<std::int32_t, std::uint64_t>, object_entry> early;
     ready_queue ready;

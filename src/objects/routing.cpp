@@ -186,17 +186,33 @@ void begin_object_message(byte_writer& w) {
     w.write(room, sizeof room);
 }
 
-int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w) {
+object_send_slot next_object_message(object_id id, object_op op, std::uint64_t handler) {
     if (id.null())
         throw usage_error("message to a null mobile_ptr");
-    check_payload(message_handler, w);
-    auto [seq, loc] = layer().dir.next_send(id);
-    object_header h{id, seq, handler, rank(), 0, op, loc.moves};
-    w.patch(0, &h, sizeof h);
+    auto slot = layer().dir.next_send(id);
+    const int here = rank();
     // Errors (destroyed, dangling) are found by routing, so such messages go through here.
-    if (loc.local || loc.destroyed || loc.rank < 0 || loc.rank >= ranks())
-        return rank();
-    return loc.rank;
+    return {{id, slot.seq, handler, here, 0, op, slot.moves}, slot.routed_here ? here : slot.rank};
+}
+
+void post_cancelled(const object_send_slot& slot) noexcept {
+    auto header = slot.header;
+    header.op = object_op::cancelled;
+    try {
+        post_new(slot.dest, message_handler, 0,
+                 [&](byte_writer& w) { w.write(&header, sizeof header); });
+    } catch (const std::exception& e) {
+        // Out of memory, or the runtime stopped: the object can no longer be reached anyway.
+        report_error(fmt::format("the place of a failed message to {} could not be kept: {}",
+                                 describe(header.id), e.what()));
+    }
+}
+
+int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w) {
+    check_payload(message_handler, w);
+    auto slot = next_object_message(id, op, handler);
+    w.patch(0, &slot.header, sizeof slot.header);
+    return slot.dest;
 }
 
 } // namespace prema::detail

@@ -78,15 +78,31 @@ template <class T, class... A> struct create_handler {
     }
 };
 
-// Written on the stack first: the destination is known only once the directory has given the
-// message its sequence number, and then it joins a batch or leaves on its own (post_copy).
+// A message to `id` as the directory sees it now: its header, with the next sequence number
+// from this rank, and the rank it goes to. Throws usage_error for a null pointer.
+struct object_send_slot {
+    object_header header;
+    int dest;
+};
+object_send_slot next_object_message(object_id id, object_op op, std::uint64_t handler);
+// Posts a message that holds `slot`'s place in the order and does nothing: for a message that
+// took its sequence number and then failed to go.
+void post_cancelled(const object_send_slot& slot) noexcept;
+
+// The sequence number first, then the message straight where it goes (an open batch, usually).
+// One that fails to go (its arguments too large, say) leaves a cancelled one in its place, or
+// the object would hold every later message from this rank behind a number that never comes.
 template <class H, class... A> void post_object_message(object_id id, A&&... args) {
-    std::byte local[4096];
-    byte_writer w(local, sizeof local, eager_capacity());
-    begin_object_message(w);
-    write_object_args<H>(w, std::forward<A>(args)...);
-    int dest = finish_object_message(id, object_op::user, object_handler_id<H>::value, w);
-    post_copy(dest, object_message_id(), 0, w);
+    auto slot = next_object_message(id, object_op::user, object_handler_id<H>::value);
+    try {
+        post_new(slot.dest, object_message_id(), 0, [&](byte_writer& w) {
+            w.write(&slot.header, sizeof slot.header);
+            write_object_args<H>(w, std::forward<A>(args)...);
+        });
+    } catch (...) {
+        post_cancelled(slot);
+        throw;
+    }
 }
 
 template <class T> constexpr void check_mobile() {
