@@ -9,6 +9,9 @@
 // move their objects to an idle rank and other workers may take them, unless the rank has a
 // single worker and no policy balances (may_run_here): the queued path would then only run
 // the same handlers in the same order on the same worker, later.
+#include <cassert>
+#include <cstring>
+
 #include "lb/balancer.hpp"
 #include "objects/layer.hpp"
 
@@ -20,18 +23,20 @@ namespace {
 // message too (incoming::next_same_handler): this worker keeps its access until that message
 // has been looked at. If it is for the same object, next in its origin's order and asks the same
 // access, it runs under the same grant with one look at the record, instead of giving the
-// access back, finding the record in the directory and granting it again; a flood to one object
-// then costs one lock per message. Anything else gives it back first (release_held), and the
+// access back, finding the record in the directory and granting it again (and the messages
+// after it that claim_ahead took with it run with no look at all). Anything else gives it back
+// first (release_held), and the
 // last object message of a run always does, so no grant outlives its batch. The held handler
 // still counts as started: the object cannot move meanwhile.
 struct held_grant {
-    record_ptr rec; // null: nothing held
+    record_ptr rec; // null: nothing held (set from the grant on, while the handler runs too)
     const object_handler_entry* handler = nullptr;
     std::int32_t origin = -1;
     std::uint64_t* expected = nullptr; // rec->expected[origin]: a map's element stays put
     double load = 0;
-    std::uint64_t busy = 0; // the ended handler's running time, learnt at the next look
-    std::uint64_t runs = 0; // direct runs not yet added to layer().direct_runs
+    std::uint64_t busy = 0;    // the ended handler's running time, learnt at the next look
+    std::uint64_t runs = 0;    // direct runs not yet added to layer().direct_runs
+    std::uint32_t claimed = 0; // the batch's next messages, admitted already (claim_ahead)
 };
 thread_local held_grant held;
 
@@ -41,24 +46,59 @@ void release_held() {
     finish_plain(rec, held.handler->mode, held.load, held.busy);
 }
 
-// Runs the handler, keeping its access afterwards if `in` says another object message follows.
-// `expected`: the origin's next sequence number in the record.
-void run_direct(record_ptr rec, const object_handler_entry& handler, const object_header& h,
+// The messages right after `h` in its batch that may run under its grant with no look at the
+// record: the same object, origin and handler, next in order, not forwarded. Their sequence
+// numbers are taken now, with `h`'s (record locked, `expected` already past `h`), so a flood
+// to one object pays one lock per batch, not per message. Not while measuring, which learns
+// each run under the lock, nor with early messages held, which this would leave behind.
+std::uint32_t claim_ahead(const object_record& rec, const object_header& h, std::uint64_t& expected,
+                          const incoming& in) {
+    if (!in.next_same_handler || measuring() || !rec.early.empty())
+        return 0;
+    batch_reader items(in.rest_of_batch);
+    batch_item item;
+    std::span<const std::byte> payload;
+    std::uint32_t n = 0;
+    while (items.next(item, payload) && item.handler == message_id() &&
+           payload.size() >= sizeof(object_header)) {
+        object_header next;
+        std::memcpy(&next, payload.data(), sizeof next);
+        if (next.id != h.id || next.origin != h.origin || next.handler != h.handler ||
+            next.op != object_op::user || next.hops != 0 || next.seq != expected)
+            break;
+        ++expected;
+        ++n;
+    }
+    return n;
+}
+
+// Runs the handler under held.rec's access and keeps the access for the next message of the
+// batch if `in` says an object message follows, else gives it back. `expected`: the origin's
+// next sequence number in the record.
+void run_direct(const object_handler_entry& handler, const object_header& h,
                 std::uint64_t* expected, std::span<const std::byte> args, const incoming& in,
                 double load) {
-    auto busy =
+    auto& rec = held.rec;
+    held.busy =
         invoke_plain(rec, handler, object_call{rec->object, h.origin, in.token, args, in.bulk});
-    if (in.next_same_handler) {
-        held = held_grant{std::move(rec), &handler, h.origin, expected, load, busy, held.runs + 1};
-        return;
-    }
-    layer().direct_runs.fetch_add(std::exchange(held.runs, 0) + 1, std::memory_order_relaxed);
-    finish_plain(rec, handler.mode, load, busy);
+    held.handler = &handler;
+    held.origin = h.origin;
+    held.expected = expected;
+    held.load = load;
+    ++held.runs;
+    if (!in.next_same_handler)
+        release_held();
 }
 
 // The message under the held grant, if it may run there (see held_grant).
 bool run_held(const object_header& h, std::span<const std::byte> args, const incoming& in) {
     auto& rec = *held.rec;
+    if (held.claimed) { // admitted with an earlier message of the batch, from these bytes
+        assert(h.id == rec.id && h.origin == held.origin && h.handler == held.handler->id);
+        --held.claimed;
+        run_direct(*held.handler, h, held.expected, args, in, held.load);
+        return true;
+    }
     if (rec.id != h.id || h.op != object_op::user)
         return false;
     const auto* handler =
@@ -79,6 +119,7 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
         if (measuring())
             learn(rec.history, held.busy, rec.weight);
         ++*expected;
+        held.claimed = claim_ahead(rec, h, *expected, in);
         admit_early(rec, h.origin, *expected);
         load = handler_load(rec);
         queued_behind = !rec.ready.empty();
@@ -86,10 +127,12 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
     if (queued_behind)
         schedule(held.rec);
     note_forwarded(h, rec);
-    auto& lb = current_balancer();
-    lb.finished(held.load);
-    lb.started(load);
-    run_direct(std::move(held.rec), *handler, h, expected, args, in, load);
+    if (load != held.load) { // one handler follows another: the running count stays
+        auto& lb = current_balancer();
+        lb.finished(held.load);
+        lb.started(load);
+    }
+    run_direct(*handler, h, expected, args, in, load);
     return true;
 }
 
@@ -125,6 +168,8 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         grant(*rec, handler->mode);
         ++rec->started;
         ++*expected;
+        if (handler->run)
+            held.claimed = claim_ahead(*rec, h, *expected, in);
         admit_early(*rec, h.origin, *expected);
         queued_behind = !rec->ready.empty();
     }
@@ -132,8 +177,11 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         schedule(rec);
     note_forwarded(h, *rec);
     current_balancer().started(load);
-    if (handler->run)
-        return run_direct(std::move(rec), *handler, h, expected, args, in, load), true;
+    if (handler->run) {
+        held.rec = std::move(rec);
+        run_direct(*handler, h, expected, args, in, load);
+        return true;
+    }
     layer().direct_runs.fetch_add(1, std::memory_order_relaxed);
     // The coroutine outlives the message it came in: it owns its arguments.
     object_entry e{h, in.token, byte_vector(args.begin(), args.end()), {}};

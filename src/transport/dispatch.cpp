@@ -43,28 +43,26 @@ void run_one(const handler_entry* e, std::uint64_t handler, const incoming& in) 
 void run_batch(const wire_header& h, std::span<const std::byte> payload) {
     batch_prefix prefix;
     std::memcpy(&prefix, payload.data(), sizeof prefix);
-    std::size_t at = sizeof prefix;
+    batch_reader items(payload.subspan(sizeof prefix));
     // A batch usually repeats a few handlers: look each up once per run of equal ids.
     std::uint64_t looked_up = 0;
     const handler_entry* e = nullptr;
-    for (std::uint32_t i = 0; i < prefix.count; ++i) {
-        batch_item item;
-        std::memcpy(&item, payload.data() + at, sizeof item);
-        at += sizeof item;
+    batch_item item;
+    std::span<const std::byte> args;
+    for (std::uint32_t i = 0; i < prefix.count && items.next(item, args); ++i) {
         if (observing())
             note_receive(h.source, item.handler, sizeof item + item.payload_bytes);
         if (item.handler != looked_up || !e) {
             e = find_handler(item.handler);
             looked_up = item.handler;
         }
-        auto args = payload.subspan(at, item.payload_bytes);
-        at += batch_padded(item.payload_bytes);
-        bool more = i + 1 < prefix.count;
+        auto rest = items.rest();
         std::uint64_t next = 0;
-        if (more)
-            std::memcpy(&next, payload.data() + at + offsetof(batch_item, handler), sizeof next);
+        if (rest.size() >= sizeof(batch_item))
+            std::memcpy(&next, rest.data() + offsetof(batch_item, handler), sizeof next);
         run_one(e, item.handler,
-                incoming{h.source, item.token, args, nullptr, more, more && next == item.handler});
+                incoming{h.source, item.token, args, nullptr, !rest.empty(),
+                         !rest.empty() && next == item.handler, rest});
     }
 }
 

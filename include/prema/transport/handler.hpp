@@ -52,6 +52,8 @@ struct incoming {
     // The next message of its batch is for the same handler and runs right after it on this
     // thread, with nothing in between: a handler may keep what it set up for the next one.
     bool next_same_handler = false;
+    // The batch's messages after it (batch_reader): a handler may look ahead at them.
+    std::span<const std::byte> rest_of_batch = {};
 };
 
 using invoker_fn = void (*)(const incoming&);

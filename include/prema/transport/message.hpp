@@ -7,8 +7,10 @@
 // message a batch_item and its payload, padded to 8 bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -58,6 +60,27 @@ static_assert(sizeof(batch_item) == 24);
 constexpr std::size_t batch_padded(std::size_t bytes) noexcept {
     return (bytes + 7) & ~std::size_t{7};
 }
+
+// Walks the items of a batch (what follows its prefix) as check_batch accepted them.
+class batch_reader {
+  public:
+    explicit batch_reader(std::span<const std::byte> items) noexcept : rest_(items) {}
+    // The next item and its payload; false after the last.
+    bool next(batch_item& item, std::span<const std::byte>& payload) noexcept {
+        if (rest_.size() < sizeof item)
+            return false;
+        std::memcpy(&item, rest_.data(), sizeof item);
+        payload = rest_.subspan(sizeof item, item.payload_bytes);
+        rest_ =
+            rest_.subspan(std::min(rest_.size(), sizeof item + batch_padded(item.payload_bytes)));
+        return true;
+    }
+    // The items not read yet.
+    std::span<const std::byte> rest() const noexcept { return rest_; }
+
+  private:
+    std::span<const std::byte> rest_;
+};
 
 struct message {
     int peer = -1;         // destination (outgoing) or source (incoming)
