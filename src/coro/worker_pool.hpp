@@ -129,7 +129,8 @@ class worker_pool {
     thread_hook thread_hook_ = nullptr;
     void* thread_hook_context_ = nullptr;
     std::uint64_t quantum_ticks_;
-    int spin_rounds_, yield_rounds_; // idle back-off ladder, see worker_pool()
+    int spin_rounds_, yield_rounds_;       // idle back-off ladder, see worker_pool()
+    std::uint64_t poll_before_park_ticks_; // inline progress on cores of its own, see there
     std::atomic<std::int64_t> active_{0};
     std::atomic<std::uint32_t> next_{0};
     std::atomic<bool> stopping_{false};
