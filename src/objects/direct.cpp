@@ -20,14 +20,13 @@ namespace prema::detail::objects {
 namespace {
 
 // A plain handler that ran here and ended while the next message of its batch is an object
-// message too (incoming::next_same_handler): this worker keeps its access until that message
+// message too (incoming::next_in_batch_for): this worker keeps its access until that message
 // has been looked at. If it is for the same object, next in its origin's order and asks the same
 // access, it runs under the same grant with one look at the record, instead of giving the
 // access back, finding the record in the directory and granting it again (and the messages
 // after it that claim_ahead took with it run with no look at all). Anything else gives it back
-// first (release_held), and the
-// last object message of a run always does, so no grant outlives its batch. The held handler
-// still counts as started: the object cannot move meanwhile.
+// first (release_held), and the last object message of a run always does, so no grant outlives
+// its batch. The held handler still counts as started: the object cannot move meanwhile.
 struct held_grant {
     record_ptr rec; // null: nothing held (set from the grant on, while the handler runs too)
     const object_handler_entry* handler = nullptr;
@@ -53,7 +52,7 @@ void release_held() {
 // each run under the lock, nor with early messages held, which this would leave behind.
 std::uint32_t claim_ahead(const object_record& rec, const object_header& h, std::uint64_t& expected,
                           const incoming& in) {
-    if (!in.next_same_handler || measuring() || !rec.early.empty())
+    if (measuring() || !rec.early.empty())
         return 0;
     batch_reader items(in.rest_of_batch);
     batch_item item;
@@ -86,7 +85,7 @@ void run_direct(const object_handler_entry& handler, const object_header& h,
     held.expected = expected;
     held.load = load;
     ++held.runs;
-    if (!in.next_same_handler)
+    if (!in.next_in_batch_for(message_id()))
         release_held();
 }
 
@@ -144,7 +143,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
             return true;
         release_held();
     }
-    if (h.op != object_op::user || !may_run_here(in.more_in_batch))
+    if (h.op != object_op::user || !may_run_here(in.more_in_batch()))
         return false;
     const auto* handler = find_object_handler(h.handler);
     if (!handler)

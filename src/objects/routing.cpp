@@ -120,7 +120,7 @@ void on_message(const incoming& in) {
         deliver(in);
     } catch (...) {
         // The batch's next message would have given back a grant kept for it: none follows.
-        if (!in.next_same_handler)
+        if (!in.next_in_batch_for(message_id()))
             end_direct_run();
         throw;
     }

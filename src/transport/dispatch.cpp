@@ -1,6 +1,5 @@
 // Runs received messages on a worker: one message, or every message of a batch in the order
 // they were sent, each through its handler's invoker, with no copy and no queue hop in between.
-#include <cstddef>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -56,13 +55,7 @@ void run_batch(const wire_header& h, std::span<const std::byte> payload) {
             e = find_handler(item.handler);
             looked_up = item.handler;
         }
-        auto rest = items.rest();
-        std::uint64_t next = 0;
-        if (rest.size() >= sizeof(batch_item))
-            std::memcpy(&next, rest.data() + offsetof(batch_item, handler), sizeof next);
-        run_one(e, item.handler,
-                incoming{h.source, item.token, args, nullptr, !rest.empty(),
-                         !rest.empty() && next == item.handler, rest});
+        run_one(e, item.handler, incoming{h.source, item.token, args, nullptr, items.rest()});
     }
 }
 

@@ -19,6 +19,7 @@
 
 #include "prema/coro/spawn.hpp"
 #include "prema/coro/task.hpp"
+#include "prema/transport/message.hpp"
 #include "prema/transport/outbox.hpp"
 #include "prema/transport/serialization.hpp"
 
@@ -48,12 +49,18 @@ struct incoming {
     std::uint64_t token;
     std::span<const std::byte> payload;
     bulk_buffer* bulk = nullptr;
-    bool more_in_batch = false; // messages of its batch run after it
-    // The next message of its batch is for the same handler and runs right after it on this
-    // thread, with nothing in between: a handler may keep what it set up for the next one.
-    bool next_same_handler = false;
-    // The batch's messages after it (batch_reader): a handler may look ahead at them.
+    // The messages of its batch that run after it, on this thread and with nothing in between
+    // (batch_reader): a handler may look ahead at them.
     std::span<const std::byte> rest_of_batch = {};
+
+    bool more_in_batch() const noexcept { return !rest_of_batch.empty(); }
+    // Whether the next message of its batch is for `handler` too: a handler may keep what it
+    // set up for that one.
+    bool next_in_batch_for(std::uint64_t handler) const noexcept {
+        batch_item next;
+        std::span<const std::byte> payload;
+        return batch_reader(rest_of_batch).next(next, payload) && next.handler == handler;
+    }
 };
 
 using invoker_fn = void (*)(const incoming&);
