@@ -39,17 +39,11 @@ std::byte* batch_set::begin(int dest, std::size_t& room) {
     auto& b = open_[std::size_t(dest)];
     if (!b.msg)
         start(dest, b);
-    std::size_t at = b.used + sizeof(batch_item);
-    room = capacity_ - at;
-    return b.msg->inline_data() + at;
+    return item_room(b, capacity_, room);
 }
 
 void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes) {
-    auto& b = open_[std::size_t(dest)];
-    batch_item item{handler, token, std::uint32_t(bytes), 0};
-    std::memcpy(b.msg->inline_data() + b.used, &item, sizeof item);
-    b.used += sizeof item + batch_padded(bytes);
-    ++b.count;
+    append_item(open_[std::size_t(dest)], handler, token, bytes);
     committed(dest, handler, bytes);
 }
 

@@ -87,20 +87,30 @@ inline batch_lane* open_lane(int dest) noexcept {
     batch_lane* lane = &o->lanes[dest];
     return lane->msg ? lane : nullptr;
 }
-// Where the payload of the next item of `lane` goes, and how much room it has there.
-inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept {
+// Where the payload of the next item of `lane` goes in a batch of `capacity` bytes, and how much
+// room it has there.
+inline std::byte* item_room(const batch_lane& lane, std::size_t capacity,
+                            std::size_t& room) noexcept {
     std::size_t at = lane.used + sizeof(batch_item);
-    room = tls_outbox->batch_capacity - at;
+    room = capacity - at;
     return lane.msg->inline_data() + at;
+}
+inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept {
+    return item_room(lane, tls_outbox->batch_capacity, room);
+}
+// The item whose `bytes` of payload lie at item_room() becomes the batch's last.
+inline void append_item(batch_lane& lane, std::uint64_t handler, std::uint64_t token,
+                        std::size_t bytes) noexcept {
+    batch_item item{handler, token, std::uint32_t(bytes), 0};
+    std::memcpy(lane.msg->inline_data() + lane.used, &item, sizeof item);
+    lane.used += sizeof item + batch_padded(bytes);
+    ++lane.count;
 }
 // The message whose `bytes` of payload lie at lane_room() joins the batch.
 inline void join_lane(batch_lane& lane, int dest, std::uint64_t handler, std::uint64_t token,
                       std::size_t bytes) {
     const worker_outbox& o = *tls_outbox;
-    batch_item item{handler, token, std::uint32_t(bytes), 0};
-    std::memcpy(lane.msg->inline_data() + lane.used, &item, sizeof item);
-    lane.used += sizeof item + batch_padded(bytes);
-    ++lane.count;
+    append_item(lane, handler, token, bytes);
     if (o.observing || bytes >= prompt_bytes ||
         o.batch_capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
         batch_committed(dest, handler, bytes);
