@@ -201,18 +201,27 @@ bool worker_pool::any_work() const noexcept {
     return false;
 }
 
-// Runs `w`, adding its time to *busy_ticks if given (--prema-stats).
-void worker_pool::run(const work_item& w, std::uint64_t* busy_ticks) {
-    std::uint64_t start = quantum_ticks_ || busy_ticks ? now_ticks() : 0;
+// Runs `w`, adding its time to self.busy_ticks if `stats` (--prema-stats).
+void worker_pool::run(worker& self, const work_item& w, bool stats) {
+    std::uint64_t start = quantum_ticks_ || stats ? now_ticks() : 0;
     slice_deadline =
         quantum_ticks_ ? start + quantum_ticks_ : std::numeric_limits<std::uint64_t>::max();
+    // Inline progress: a worker that has been busy for a quantum without polling serves the
+    // network before it goes on, however short its items: policy messages are answered while
+    // long handlers yield, and a handler that yields until a message comes gets it. Looked at
+    // here, where the clock is read anyway.
+    if (idle_poll_ && quantum_ticks_) {
+        if (self.polled) {
+            self.polled = false;
+            self.poll_due = slice_deadline;
+        } else if (start >= self.poll_due) {
+            self.poll_due = slice_deadline;
+            idle_poll_();
+        }
+    }
     w.fn(w.arg);
-    if (busy_ticks)
-        *busy_ticks += now_ticks() - start;
-    // Inline progress: a worker that used up its quantum serves the network before going on,
-    // so that policy messages are answered while long handlers yield.
-    if (idle_poll_ && quantum_ticks_ && now_ticks() >= slice_deadline)
-        idle_poll_();
+    if (stats)
+        self.busy_ticks += now_ticks() - start;
     slice_deadline = std::numeric_limits<std::uint64_t>::max();
     active_.fetch_sub(1, std::memory_order_release);
 }
@@ -233,7 +242,7 @@ void worker_pool::run_worker(int index) {
             round_start = now_ticks();
         if (pop(index, w)) {
             // Finding the item was overhead, not busy time (nor idle: there was work).
-            run(w, stats ? &self.busy_ticks : nullptr);
+            run(self, w, stats);
             if (item_hook_)
                 item_hook_(item_hook_context_, index, false);
             idle_rounds = 0;
@@ -241,9 +250,12 @@ void worker_pool::run_worker(int index) {
         }
         if (item_hook_)
             item_hook_(item_hook_context_, index, true);
-        if (idle_poll_ && idle_poll_()) {
-            idle_rounds = 0;
-            continue;
+        if (idle_poll_) {
+            self.polled = true;
+            if (idle_poll_()) {
+                idle_rounds = 0;
+                continue;
+            }
         }
         if (++idle_rounds == 1 && poll_before_park_ticks_)
             idle_since = now_ticks();

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -112,11 +113,15 @@ class worker_pool {
         work_item here{nullptr, nullptr}; // owner thread only: push_here()
         parker park;
         std::uint64_t busy_ticks = 0, idle_ticks = 0; // owner thread; --prema-stats only
+        // Owner thread, inline progress: an item that starts after poll_due serves the network
+        // first (see run); `polled`: it has, while idle, since poll_due was set.
+        std::uint64_t poll_due = std::numeric_limits<std::uint64_t>::max();
+        bool polled = true;
     };
 
     bool pop(int index, work_item& w);
     bool any_work() const noexcept;
-    void run(const work_item& w, std::uint64_t* busy_ticks);
+    void run(worker& self, const work_item& w, bool stats);
     void wake_for(int target);
 
     std::vector<std::unique_ptr<worker>> workers_;

@@ -458,7 +458,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             // coroutine waiting for checkpoint I/O is not idle: it will be queued.
             .idle =
                 [&st] {
-                    return st.open_batches.load(std::memory_order_acquire) == 0 &&
+                    return std::ranges::none_of(st.batches,
+                                                [](auto& b) { return b->open_count() > 0; }) &&
                            st.engine->flow().held() == 0 && st.lb->pending() == 0 &&
                            st.workers->active() == 0 && st.io->idle();
                 },
@@ -511,8 +512,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         std::min({st.cfg.aggregate_bytes, st.cfg.eager_bytes, st.cfg.max_message_bytes});
     if (batch_bytes >= detail::min_batch_bytes) {
         for (int i = 0; i < st.cfg.workers; ++i)
-            st.batches.push_back(std::make_unique<detail::batch_set>(
-                st.pool, *st.engine, st.size, st.rank, batch_bytes, st.open_batches));
+            st.batches.push_back(std::make_unique<detail::batch_set>(st.pool, *st.engine, st.size,
+                                                                     st.rank, batch_bytes));
         st.aggregate_ticks = std::uint64_t(double(st.cfg.aggregate_us) * detail::ticks_per_us());
         st.workers->set_item_hook(
             [](void* context, int worker, bool idle) {

@@ -34,9 +34,8 @@ struct runtime_state {
     message_pool pool;
     std::unique_ptr<progress_engine> engine;
     std::unique_ptr<worker_pool> workers;
-    // One per worker, when aggregation is on; open_batches counts their open batches.
+    // One per worker, when aggregation is on.
     std::vector<std::unique_ptr<batch_set>> batches;
-    std::atomic<int> open_batches{0};
     std::vector<worker_outbox> outboxes; // one per worker: its tls_outbox while it runs
     std::uint64_t aggregate_ticks = 0;   // --prema-aggregate-us in now_ticks() units
     // Dedicated progress thread on shared cores: it runs messages while every worker sleeps.

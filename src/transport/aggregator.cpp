@@ -11,9 +11,8 @@
 namespace prema::detail {
 
 batch_set::batch_set(message_pool& pool, progress_engine& engine, int ranks, int rank,
-                     std::size_t capacity, std::atomic<int>& open_batches)
-    : pool_(pool), engine_(engine), rank_(rank), capacity_(capacity), open_batches_(open_batches),
-      open_(std::size_t(ranks)) {
+                     std::size_t capacity)
+    : pool_(pool), engine_(engine), rank_(rank), capacity_(capacity), open_(std::size_t(ranks)) {
     dirty_.reserve(std::size_t(ranks));
 }
 
@@ -21,7 +20,6 @@ batch_set::~batch_set() {
     // Quiescence flushed everything that was sent; what is left was never counted.
     for (int dest : dirty_)
         pool_.release(open_[std::size_t(dest)].msg);
-    open_batches_.fetch_sub(int(dirty_.size()), std::memory_order_relaxed);
 }
 
 void batch_set::start(int dest, batch_lane& b) {
@@ -31,7 +29,7 @@ void batch_set::start(int dest, batch_lane& b) {
     if (dirty_.empty())
         opened_at_.store(now_ticks(), std::memory_order_relaxed);
     dirty_.push_back(dest);
-    open_batches_.fetch_add(1, std::memory_order_relaxed);
+    open_count_.store(int(dirty_.size()), std::memory_order_relaxed);
 }
 
 std::byte* batch_set::begin(int dest, std::size_t& room) {
@@ -69,7 +67,7 @@ void batch_set::flush(int dest) {
         // Opened for a message that then left another way (a bulk, or too big for a batch):
         // nothing to send, and nothing was counted.
         pool_.release(m);
-        open_batches_.fetch_sub(1, std::memory_order_release);
+        open_count_.store(int(dirty_.size()), std::memory_order_release);
         return;
     }
     batch_prefix prefix{b.count, 0};
@@ -79,7 +77,7 @@ void batch_set::flush(int dest) {
     m->logical = b.count;
     // Counted as sent by post() before the open count drops: a wave never sees neither.
     engine_.post(m);
-    open_batches_.fetch_sub(1, std::memory_order_release);
+    open_count_.store(int(dirty_.size()), std::memory_order_release);
 }
 
 void batch_set::flush_all() {

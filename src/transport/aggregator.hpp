@@ -12,8 +12,8 @@
 // leaves as soon as its handler returns and the worker goes idle.
 //
 // Quiescence: a batch counts as sent when it leaves, with the number of messages it holds;
-// while any batch is open, open_batches() is nonzero and the rank is not idle, so no
-// termination wave can start with messages still in a buffer.
+// while any batch is open, some batch_set's open_count() is nonzero and the rank is not idle,
+// so no termination wave can start with messages still in a buffer.
 //
 // Threads: everything but request_flush_if_older() runs on the owning worker only.
 #pragma once
@@ -37,10 +37,9 @@ inline constexpr std::size_t min_batch_bytes = 128;
 
 class batch_set {
   public:
-    // `capacity`: payload bytes of a batch (at most the pool's eager size). `open_batches`:
-    // the rank-wide count of open batches, shared by every batch_set of the runtime.
+    // `capacity`: payload bytes of a batch (at most the pool's eager size).
     batch_set(message_pool& pool, progress_engine& engine, int ranks, int rank,
-              std::size_t capacity, std::atomic<int>& open_batches);
+              std::size_t capacity);
     ~batch_set();
     batch_set(const batch_set&) = delete;
     batch_set& operator=(const batch_set&) = delete;
@@ -65,6 +64,9 @@ class batch_set {
     }
 
     bool open(int dest) const noexcept { return open_[std::size_t(dest)].msg != nullptr; }
+    // Batches open now. Any thread; a batch that leaves was counted as sent (post) before it
+    // stops counting here, so a reader never sees neither.
+    int open_count() const noexcept { return open_count_.load(std::memory_order_acquire); }
     void flush(int dest);
     void flush_all();
 
@@ -88,7 +90,8 @@ class batch_set {
     progress_engine& engine_;
     int rank_;
     std::size_t capacity_;
-    std::atomic<int>& open_batches_;
+    // dirty_.size(), for other threads: written by the owner alone, so a store, not an add.
+    std::atomic<int> open_count_{0};
     std::vector<batch_lane> open_;            // by destination rank
     std::vector<int> dirty_;                  // destinations with an open batch
     std::atomic<std::uint64_t> opened_at_{0}; // tick of the oldest open batch; 0: none

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <sched.h>
 #include <string>
 
@@ -120,14 +121,13 @@ void progress_engine::post(message* m) {
     if (!(m->header().flags & flag_uncounted))
         sent_.fetch_add(m->logical, std::memory_order_relaxed);
     if (m->peer == rank_ && m->raw_bytes < 0) { // raw bytes must cross MPI to be checked
-        count_received(m);
+        count_received(m, false);
         return;
     }
     if (!(m->header().flags & flag_uncounted) && m->raw_bytes < 0) {
         // The memory it holds until it is out: a pool buffer and a split-phase payload.
         m->flow_bytes = std::uint32_t(
             std::min<std::uint64_t>(pool_.wire_bytes() + m->split.size(), UINT32_MAX));
-        flow_.queued(m->flow_bytes);
     }
     if (cfg_.progress == progress_mode::inline_ && !in_poll) {
         // Straight to MPI when nobody polls, behind what others queued meanwhile.
@@ -137,13 +137,32 @@ void progress_engine::post(message* m) {
             if (ops_.size() < max_sends_in_flight)
                 return start_send(m);
         }
-        outbox_.enqueue(m);
+        enqueue(m);
         if (lock.owns_lock())
             flush_outbox();
         return;
     }
-    outbox_.enqueue(m);
+    enqueue(m);
     wake();
+}
+
+void progress_engine::enqueue(message* m) {
+    queue_flow(m);
+    outbox_.enqueue(m);
+    outbox_count_.fetch_add(1, std::memory_order_release);
+}
+
+void progress_engine::queue_flow(message* m) noexcept {
+    if (m->flow_bytes && !m->flow_queued) {
+        flow_.queued(m->flow_bytes);
+        m->flow_queued = true;
+    }
+}
+
+void progress_engine::release_sent(message* m) noexcept {
+    if (m->flow_queued)
+        flow_.handed_over(m->flow_bytes);
+    pool_.release(m);
 }
 
 void progress_engine::post_raw(int dest, std::span<const std::byte> bytes,
@@ -173,9 +192,11 @@ bool progress_engine::flush_outbox() {
     std::size_t n;
     // At most max_sends_in_flight MPI sends: the rest wait in the outbox, so that testing the
     // sends in flight stays cheap however fast workers post.
-    while (ops_.size() < max_sends_in_flight &&
+    // The count is read first: looking into an empty queue costs more than the poll it is in.
+    while (outbox_count_.load(std::memory_order_acquire) > 0 && ops_.size() < max_sends_in_flight &&
            (n = outbox_.try_dequeue_bulk(
                 batch, std::min<std::size_t>(64, max_sends_in_flight - ops_.size()))) > 0) {
+        outbox_count_.fetch_sub(n, std::memory_order_relaxed);
         for (std::size_t i = 0; i < n; ++i)
             start_send(batch[i]);
         moved = true;
@@ -196,7 +217,7 @@ void progress_engine::drain_uncounted() {
         MPI_Request wave;
         MPI_Iallreduce(mine.data(), sums.data(), 2, MPI_UINT64_T, MPI_SUM, comm_, &wave);
         for (int done = 0; !done;) {
-            poll_headers();
+            poll_headers(false);
             poll_ops();
             MPI_Test(&wave, &done, MPI_STATUS_IGNORE);
         }
@@ -205,7 +226,7 @@ void progress_engine::drain_uncounted() {
     }
 }
 
-void progress_engine::count_received(message* m) {
+void progress_engine::count_received(message* m, bool from_wire) {
     auto flags = m->header().flags;
     auto logical = m->logical;                // `m` belongs to the handler once delivered
     if (observing() && !(flags & flag_batch)) // a batch's messages are noted as they run
@@ -213,13 +234,24 @@ void progress_engine::count_received(message* m) {
                      sizeof(wire_header) + m->inline_bytes + m->header().payload_bytes);
     if (draining_)
         return pool_.release(m);
-    in_hand_.fetch_add(1, std::memory_order_relaxed);
+    if (from_wire)
+        ++delivered_;
+    else
+        delivered_here_.fetch_add(1, std::memory_order_relaxed);
     if (flags & flag_urgent)
         hooks_.urgent(m);
     else
         hooks_.deliver(m);
-    if (!(flags & flag_uncounted))
-        received_.fetch_add(logical, std::memory_order_release);
+    if (flags & flag_uncounted)
+        return;
+    if (from_wire)
+        add_received(logical);
+    else
+        received_here_.fetch_add(logical, std::memory_order_release);
+}
+
+void progress_engine::add_received(std::uint64_t n) noexcept {
+    received_.store(received_.load(std::memory_order_relaxed) + n, std::memory_order_release);
 }
 
 void progress_engine::start_send(message* m) {
@@ -241,6 +273,7 @@ void progress_engine::start_send(message* m) {
     h.payload_tag = next_payload_tag_;
     next_payload_tag_ = next_payload_tag_ == max_tag_ ? first_payload_tag : next_payload_tag_ + 1;
     m->pending_sends = 2;
+    queue_flow(m);
     add_op(m, op_kind::send);
     MPI_Isend(m->split.data(), int(m->split.size()), MPI_BYTE, m->peer, h.payload_tag, comm_,
               &op_requests_.back());
@@ -254,6 +287,7 @@ void progress_engine::send_header(message* m, int bytes) {
         m->pending_sends = 1;
     std::size_t covered = 0;
     if (m->flow_bytes && flow_.start(m->peer, m->flow_bytes, covered)) {
+        queue_flow(m);
         ops_.push_back({m, op_kind::send, covered});
         op_requests_.push_back(MPI_REQUEST_NULL);
         MPI_Issend(&h, bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
@@ -266,12 +300,11 @@ void progress_engine::send_header(message* m, int bytes) {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (!done) {
+        queue_flow(m);
         ops_.push_back({m, op_kind::send});
         op_requests_.push_back(request);
     } else if (--m->pending_sends == 0) {
-        if (m->flow_bytes)
-            flow_.handed_over(m->flow_bytes);
-        pool_.release(m);
+        release_sent(m);
     }
 }
 
@@ -293,7 +326,7 @@ void progress_engine::send_ack_probes() {
 void progress_engine::reject(message* m, int source, const std::string& why) {
     hooks_.error(fmt::format("refused a message from rank {}: {}", source, why));
     pool_.release(m);
-    received_.fetch_add(1, std::memory_order_release);
+    add_received(1);
 }
 
 // The sender's payload send completes only once it is received (and its shutdown waits for
@@ -307,7 +340,7 @@ void progress_engine::drop_payload(message* m, int source, const std::string& wh
                              source, why));
     unreceived_payloads_.push_back({source, h.payload_tag});
     pool_.release(m);
-    received_.fetch_add(1, std::memory_order_release);
+    add_received(1);
     receive_dropped_payloads();
 }
 
@@ -345,7 +378,7 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
             return reject(m, source, why);
     }
     if (!(h.flags & flag_split))
-        return count_received(m);
+        return count_received(m, true);
     m->inline_bytes = std::uint32_t(count) - std::uint32_t(sizeof(wire_header));
     // Sends that completed meanwhile give their buffers back first, so that this payload can
     // be received into the one just sent, still in cache.
@@ -364,7 +397,7 @@ void progress_engine::repost_deferred() {
     deferred_slot_ = -1;
 }
 
-bool progress_engine::poll_headers() {
+bool progress_engine::poll_headers(bool one_header) {
     repost_deferred();
     // Headers wait in MPI while this rank is behind: received messages not run yet, or a
     // backlog of handlers that the workers are working down. A backlog that does not shrink
@@ -372,7 +405,10 @@ bool progress_engine::poll_headers() {
     std::int64_t backlog = hooks_.backlog ? hooks_.backlog() : 0;
     bool working_down = backlog > max_backlog && backlog < last_backlog_;
     last_backlog_ = backlog;
-    if ((in_hand_.load(std::memory_order_relaxed) >= max_in_hand_ || working_down) && !draining_)
+    // dispatched_ first: every message it counts is in the delivered counts read after it.
+    auto dispatched = dispatched_.load(std::memory_order_acquire);
+    auto in_hand = delivered_ + delivered_here_.load(std::memory_order_relaxed) - dispatched;
+    if ((in_hand >= max_in_hand_ || working_down) && !draining_)
         return false;
     bool moved = false;
     for (std::size_t n = 0; n < slots_.size(); ++n) {
@@ -391,23 +427,22 @@ bool progress_engine::poll_headers() {
         ++wire_received_;
         on_header(m, status);
         moved = true;
+        if (one_header)
+            break;
     }
     return moved;
 }
 
 void progress_engine::on_op_done(const op& o) {
     if (o.kind == op_kind::payload)
-        return count_received(o.msg);
+        return count_received(o.msg, true);
     if (o.kind == op_kind::dropped_payload)
         return pool_.release(o.msg);
     message* m = o.msg;
     if (o.acknowledges && flow_.acknowledged(m->peer, o.acknowledges))
         probe_dests_.push_back(m->peer);
-    if (--m->pending_sends == 0) {
-        if (m->flow_bytes)
-            flow_.handed_over(m->flow_bytes);
-        pool_.release(m);
-    }
+    if (--m->pending_sends == 0)
+        release_sent(m);
 }
 
 bool progress_engine::poll_ops() {
@@ -455,10 +490,10 @@ bool progress_engine::poll_waves() {
     return true;
 }
 
-bool progress_engine::poll() {
+bool progress_engine::poll(bool one_header) {
     in_poll = true;
     bool moved = flush_outbox();
-    moved |= poll_headers();
+    moved |= poll_headers(one_header);
     moved |= poll_ops();
     if (!unreceived_payloads_.empty())
         moved |= receive_dropped_payloads();
@@ -491,9 +526,11 @@ bool progress_engine::try_poll() {
     if (!lock.owns_lock())
         return false;
     // A few polls back to back before the worker looks at its queues again: the message it
-    // waits for is found within one MPI test, not one trip around the worker loop.
+    // waits for is found within one MPI test, not one trip around the worker loop. It runs
+    // as soon as it is found: a look for the next one would be a test of MPI on its path, and
+    // the poll after it comes back to the others (a batch is many messages in one header).
     for (int i = 0; i < inline_polls; ++i)
-        if (poll())
+        if (poll(true))
             return true;
     return false;
 }

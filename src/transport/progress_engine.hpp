@@ -15,7 +15,6 @@
 #include <coroutine>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +23,7 @@
 #include <mpi.h>
 
 #include "coro/parker.hpp"
+#include "coro/try_mutex.hpp"
 #include "prema/config.hpp"
 #include "transport/flow_control.hpp"
 #include "transport/message_pool.hpp"
@@ -78,7 +78,9 @@ class progress_engine {
                   std::span<const std::byte> payload = {});
 
     // One sweep over everything in flight; true if anything moved. MPI thread only.
-    bool poll();
+    // `one_header`: stop receiving after one header, so that the calling worker runs it now
+    // rather than after another test of MPI (inline mode).
+    bool poll(bool one_header = false);
 
     // poll() if no other thread is polling (inline mode).
     bool try_poll();
@@ -100,7 +102,10 @@ class progress_engine {
     }
 
     std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
-    std::uint64_t received() const noexcept { return received_.load(std::memory_order_acquire); }
+    std::uint64_t received() const noexcept {
+        return received_.load(std::memory_order_acquire) +
+               received_here_.load(std::memory_order_acquire);
+    }
 
     // Whether the thread in run() shares its core: then it does not busy-poll and yields only a
     // few times before it sleeps, since spinning or yielding only delays the thread it waits for.
@@ -112,7 +117,7 @@ class progress_engine {
     flow_control& flow() noexcept { return flow_; }
 
     // A delivered message has run and its buffer is back (dispatch_message). Any thread.
-    void dispatched() noexcept { in_hand_.fetch_sub(1, std::memory_order_relaxed); }
+    void dispatched() noexcept { dispatched_.fetch_add(1, std::memory_order_release); }
 
   private:
     static constexpr int tag_header = 1;
@@ -143,8 +148,16 @@ class progress_engine {
     void repost_deferred();
     void on_header(message* m, const MPI_Status& status);
     void on_op_done(const op& o);
-    void count_received(message* m);
-    bool poll_headers();
+    // `from_wire`: it came through MPI, so this is the one thread that polls (see received_).
+    void count_received(message* m, bool from_wire);
+    void add_received(std::uint64_t n) noexcept;
+    // Queues `m` for the poller to send.
+    void enqueue(message* m);
+    bool poll_headers(bool one_header);
+    // Counts `m`'s bytes against the back-pressure limit, once: it waits for MPI.
+    void queue_flow(message* m) noexcept;
+    // `m`'s sends are done: uncount its bytes and give the buffer back.
+    void release_sent(message* m) noexcept;
     bool poll_ops();
     bool poll_waves();
     void reject(message* m, int source, const std::string& why);
@@ -158,6 +171,9 @@ class progress_engine {
     hooks hooks_;
 
     moodycamel::ConcurrentQueue<message*> outbox_;
+    // outbox_'s size, raised after an enqueue and lowered after a dequeue (so briefly below
+    // zero, wrapped): zero means there is nothing to look for yet.
+    std::atomic<std::size_t> outbox_count_{0};
     std::vector<message*> slots_;
     std::vector<MPI_Request> slot_requests_;
     std::size_t head_ = 0;
@@ -175,9 +191,12 @@ class progress_engine {
     int polls_since_sweep_ = 0;
     flow_control flow_;
     std::vector<int> probe_dests_; // destinations left with bytes no send will acknowledge
-    // Received messages not yet run: over max_in_hand_, headers wait in MPI (see flow_control).
-    std::atomic<int> in_hand_{0};
-    int max_in_hand_;
+    // Received messages not yet run, delivered_ + delivered_here_ - dispatched_: over
+    // max_in_hand_, headers wait in MPI (see flow_control). As with received_, delivered_ (from
+    // the wire) is the polling thread's alone and delivered_here_ (loopback) any thread's.
+    std::uint64_t delivered_ = 0;
+    std::atomic<std::uint64_t> delivered_here_{0}, dispatched_{0};
+    std::uint64_t max_in_hand_;
     std::int64_t last_backlog_ = 0;
     static constexpr std::int64_t max_backlog = 1 << 16;
 
@@ -185,12 +204,16 @@ class progress_engine {
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks
     // will not join it (in inline mode another worker may poll before it sees the stop).
     bool phase_decided_ = false;
-    std::atomic<std::uint64_t> sent_{0}, received_{0};
+    std::atomic<std::uint64_t> sent_{0};
+    // Messages received: received_ from the wire, written only by the thread that polls (the
+    // poll lock's holder, or the progress thread), so a store rather than a locked add; and
+    // received_here_, loopback messages, from any thread.
+    std::atomic<std::uint64_t> received_{0}, received_here_{0};
     // Header messages that went through MPI, of every kind; MPI thread only. Read by
     // drain_uncounted(), which then drops what still arrives instead of delivering it.
     std::uint64_t wire_sent_ = 0, wire_received_ = 0;
     bool draining_ = false;
-    std::mutex poll_mutex_;
+    try_mutex poll_mutex_; // inline mode: the worker that polls
     parker parker_;
 };
 

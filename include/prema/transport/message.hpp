@@ -87,8 +87,11 @@ struct message {
     int pending_sends = 0; // progress engine only: MPI sends still using the buffers
     // Messages this one stands for in the quiescence counts: a batch's count, else 1.
     std::uint32_t logical = 1;
-    // Progress engine: wire bytes it holds against the back-pressure limit (0: none).
+    // Progress engine: wire bytes it holds against the back-pressure limit (0: none), and
+    // whether they are counted there now: only while it waits in the outbox or in MPI, so a
+    // send that MPI copies out at once never touches the shared count.
     std::uint32_t flow_bytes = 0;
+    bool flow_queued = false;
     bulk_buffer split; // split-phase payload, empty when it fits inline
     // flag_bulk: the arguments' bytes inline after the header. Else 0, also on a receive.
     std::uint32_t inline_bytes = 0;
