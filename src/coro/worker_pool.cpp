@@ -202,7 +202,7 @@ bool worker_pool::any_work() const noexcept {
 }
 
 // Runs `w`, adding its time to self.busy_ticks if `stats` (--prema-stats).
-void worker_pool::run(worker& self, const work_item& w, bool stats) {
+bool worker_pool::run(worker& self, const work_item& w, bool stats) {
     std::uint64_t start = quantum_ticks_ || stats ? now_ticks() : 0;
     slice_deadline =
         quantum_ticks_ ? start + quantum_ticks_ : std::numeric_limits<std::uint64_t>::max();
@@ -223,7 +223,8 @@ void worker_pool::run(worker& self, const work_item& w, bool stats) {
     if (stats)
         self.busy_ticks += now_ticks() - start;
     slice_deadline = std::numeric_limits<std::uint64_t>::max();
-    active_.fetch_sub(1, std::memory_order_release);
+    return active_.fetch_sub(1, std::memory_order_release) == 1 &&
+           (!app_source_ || (has_app_work_ && !has_app_work_()));
 }
 
 void worker_pool::run_worker(int index) {
@@ -242,9 +243,9 @@ void worker_pool::run_worker(int index) {
             round_start = now_ticks();
         if (pop(index, w)) {
             // Finding the item was overhead, not busy time (nor idle: there was work).
-            run(self, w, stats);
+            bool pool_idle = run(self, w, stats);
             if (item_hook_)
-                item_hook_(item_hook_context_, index, false);
+                item_hook_(item_hook_context_, index, pool_idle);
             idle_rounds = 0;
             continue;
         }

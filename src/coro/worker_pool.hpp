@@ -46,8 +46,10 @@ class worker_pool {
         has_app_work_ = std::move(has_app_work);
     }
 
-    // Called on each worker after every item it ran (idle = false) and whenever it finds
-    // nothing to do (idle = true), before it polls or backs off. Before start().
+    // Called on each worker after every item it ran and whenever it finds nothing to do,
+    // before it polls or backs off. idle = true when it found nothing, and after the item that
+    // left the pool with nothing queued or running (a reply then leaves before the worker
+    // looks for more). Before start().
     using item_hook = void (*)(void* context, int worker, bool idle);
     void set_item_hook(item_hook hook, void* context) noexcept {
         item_hook_ = hook;
@@ -121,7 +123,8 @@ class worker_pool {
 
     bool pop(int index, work_item& w);
     bool any_work() const noexcept;
-    void run(worker& self, const work_item& w, bool stats);
+    // True if `w` was the last item queued or running in the pool.
+    bool run(worker& self, const work_item& w, bool stats);
     void wake_for(int target);
 
     std::vector<std::unique_ptr<worker>> workers_;

@@ -488,7 +488,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                 [&st](std::coroutine_handle<> h) {
                     st.workers->push({&detail::resume_handle, h.address()});
                 },
-            .backlog = [] { return detail::ready_backlog().load(std::memory_order_relaxed); },
+            .backlog = &detail::ready_backlog(),
         });
     const int threads = st.cfg.workers + (inline_mode ? 0 : 1);
     const bool shares_core = cores.shared(threads);

@@ -402,7 +402,7 @@ bool progress_engine::poll_headers(bool one_header) {
     // Headers wait in MPI while this rank is behind: received messages not run yet, or a
     // backlog of handlers that the workers are working down. A backlog that does not shrink
     // may be waiting for a message (a reply its handler awaits), so it never stops receiving.
-    std::int64_t backlog = hooks_.backlog ? hooks_.backlog() : 0;
+    std::int64_t backlog = hooks_.backlog ? hooks_.backlog->load(std::memory_order_relaxed) : 0;
     bool working_down = backlog > max_backlog && backlog < last_backlog_;
     last_backlog_ = backlog;
     // dispatched_ first: every message it counts is in the delivered counts read after it.

@@ -54,7 +54,9 @@ class progress_engine {
         std::function<void(message*)> urgent;                // run a flag_urgent message here
         std::function<void()> tick;                          // called every poll (load balancing)
         std::function<void(std::coroutine_handle<>)> resume; // a sender that back-pressure held
-        std::function<std::int64_t()> backlog; // handlers queued behind received messages
+        // Handlers queued behind received messages, read at every poll (so a counter, not a
+        // call). May be null.
+        const std::atomic<std::int64_t>* backlog = nullptr;
     };
 
     progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h);
