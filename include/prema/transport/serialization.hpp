@@ -161,6 +161,15 @@ class byte_reader {
         offset_ += n;
     }
 
+    // The next n bytes, in place.
+    std::span<const std::byte> take(std::size_t n) {
+        if (n > remaining()) [[unlikely]]
+            truncated(n);
+        auto taken = bytes_.subspan(offset_, n);
+        offset_ += n;
+        return taken;
+    }
+
     std::size_t remaining() const noexcept { return bytes_.size() - offset_; }
     std::span<const std::byte> rest() const noexcept { return bytes_.subspan(offset_); }
 
@@ -332,10 +341,19 @@ template <class T> T read_value(byte_reader& r) {
         if (n > r.remaining() / sizeof(E))
             throw wire_error("garbled payload: container of " + std::to_string(n) +
                              " elements in " + std::to_string(r.remaining()) + " bytes");
-        T v;
-        v.resize(n);
-        r.read(v.data(), n * sizeof(E));
-        return v;
+        if constexpr ((std::is_same_v<E, char> || std::is_same_v<E, unsigned char> ||
+                       std::is_same_v<E, std::byte>)&&std::is_constructible_v<T, const E*,
+                                                                              const E*>) {
+            // Bytes and characters (types that may alias the payload): built from it, not
+            // zero-filled and then copied.
+            const auto* from = reinterpret_cast<const E*>(r.take(n).data());
+            return T(from, from + n);
+        } else {
+            T v;
+            v.resize(n);
+            r.read(v.data(), n * sizeof(E));
+            return v;
+        }
     } else {
         T v{};
         input_archive ar(r);
