@@ -683,6 +683,47 @@ TEST_CASE("a message of 1 KiB or more leaves while its sender still runs") {
         CHECK(in_time);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Inline progress: a worker that never goes idle still receives
+
+namespace {
+std::atomic<bool> release_seen{false}, waiter_released{false};
+
+void on_release() {
+    release_seen = true;
+}
+
+void on_waiting() {
+    (void)prema::send(1, prema::fn<&on_release>);
+}
+
+// Yields until the release comes, so its worker is never idle: it receives only because it polls
+// once it has been busy for a quantum. Rank 0 sends the release when it hears this handler
+// started, so the release is a message of its own, not part of the batch that started it.
+prema::task<> wait_for_release() {
+    co_await prema::send(0, prema::fn<&on_waiting>);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!release_seen && std::chrono::steady_clock::now() < until)
+        co_await prema::yield();
+    waiter_released = release_seen.load();
+}
+} // namespace
+
+TEST_CASE("inline: a handler that yields until a message comes receives it") {
+    prema::config cfg;
+    cfg.progress = prema::progress_mode::inline_;
+    cfg.workers = 1;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    release_seen = false;
+    waiter_released = false;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0 && prema::ranks() > 1)
+            co_await prema::send(1, prema::fn<&wait_for_release>);
+    }) == 0);
+    if (prema::rank() == 1)
+        CHECK(waiter_released);
+}
+
 TEST_CASE("quiescence: run() returns only after every cascading hop") {
     const int p = world_size();
     const long long expected = (long long)p * initial_per_rank * (ttl + 1);
