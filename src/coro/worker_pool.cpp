@@ -211,8 +211,7 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
     // long handlers yield, and a handler that yields until a message comes gets it. Looked at
     // here, where the clock is read anyway.
     if (idle_poll_ && quantum_ticks_) {
-        if (self.polled) {
-            self.polled = false;
+        if (self.poll_due == std::numeric_limits<std::uint64_t>::max()) { // polled since
             self.poll_due = slice_deadline;
         } else if (start >= self.poll_due) {
             self.poll_due = slice_deadline;
@@ -252,7 +251,7 @@ void worker_pool::run_worker(int index) {
         if (item_hook_)
             item_hook_(item_hook_context_, index, true);
         if (idle_poll_) {
-            self.polled = true;
+            self.poll_due = std::numeric_limits<std::uint64_t>::max();
             if (idle_poll_()) {
                 idle_rounds = 0;
                 continue;

@@ -116,9 +116,8 @@ class worker_pool {
         parker park;
         std::uint64_t busy_ticks = 0, idle_ticks = 0; // owner thread; --prema-stats only
         // Owner thread, inline progress: an item that starts after poll_due serves the network
-        // first (see run); `polled`: it has, while idle, since poll_due was set.
+        // first (see run). The maximum: the worker has polled while idle since it was set.
         std::uint64_t poll_due = std::numeric_limits<std::uint64_t>::max();
-        bool polled = true;
     };
 
     bool pop(int index, work_item& w);

@@ -234,24 +234,16 @@ void progress_engine::count_received(message* m, bool from_wire) {
                      sizeof(wire_header) + m->inline_bytes + m->header().payload_bytes);
     if (draining_)
         return pool_.release(m);
-    if (from_wire)
-        ++delivered_;
-    else
-        delivered_here_.fetch_add(1, std::memory_order_relaxed);
+    auto count = [from_wire](poller_count& c, std::uint64_t n) {
+        from_wire ? c.add_polling(n) : c.add_other(n);
+    };
+    count(delivered_, 1);
     if (flags & flag_urgent)
         hooks_.urgent(m);
     else
         hooks_.deliver(m);
-    if (flags & flag_uncounted)
-        return;
-    if (from_wire)
-        add_received(logical);
-    else
-        received_here_.fetch_add(logical, std::memory_order_release);
-}
-
-void progress_engine::add_received(std::uint64_t n) noexcept {
-    received_.store(received_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    if (!(flags & flag_uncounted))
+        count(received_, logical);
 }
 
 void progress_engine::start_send(message* m) {
@@ -326,7 +318,7 @@ void progress_engine::send_ack_probes() {
 void progress_engine::reject(message* m, int source, const std::string& why) {
     hooks_.error(fmt::format("refused a message from rank {}: {}", source, why));
     pool_.release(m);
-    add_received(1);
+    received_.add_polling(1);
 }
 
 // The sender's payload send completes only once it is received (and its shutdown waits for
@@ -340,7 +332,7 @@ void progress_engine::drop_payload(message* m, int source, const std::string& wh
                              source, why));
     unreceived_payloads_.push_back({source, h.payload_tag});
     pool_.release(m);
-    add_received(1);
+    received_.add_polling(1);
     receive_dropped_payloads();
 }
 
@@ -405,9 +397,9 @@ bool progress_engine::poll_headers(bool one_header) {
     std::int64_t backlog = hooks_.backlog ? hooks_.backlog->load(std::memory_order_relaxed) : 0;
     bool working_down = backlog > max_backlog && backlog < last_backlog_;
     last_backlog_ = backlog;
-    // dispatched_ first: every message it counts is in the delivered counts read after it.
+    // dispatched_ first: every message it counts is in the delivered count read after it.
     auto dispatched = dispatched_.load(std::memory_order_acquire);
-    auto in_hand = delivered_ + delivered_here_.load(std::memory_order_relaxed) - dispatched;
+    auto in_hand = delivered_.load() - dispatched;
     if ((in_hand >= max_in_hand_ || working_down) && !draining_)
         return false;
     bool moved = false;

@@ -43,6 +43,23 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg);
 // for a bulk, the vector its handler will take (see bulk.hpp); else a pooled byte buffer.
 void choose_receive_buffer(message& m);
 
+// A count raised mostly by the thread that polls (the poll lock's holder, or the progress
+// thread), once per received message: that thread adds with a store, not a locked add, and
+// other threads (loopback messages) add to a second count. Read from any thread.
+class poller_count {
+  public:
+    void add_polling(std::uint64_t n) noexcept {
+        mine_.store(mine_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    }
+    void add_other(std::uint64_t n) noexcept { others_.fetch_add(n, std::memory_order_release); }
+    std::uint64_t load() const noexcept {
+        return mine_.load(std::memory_order_acquire) + others_.load(std::memory_order_acquire);
+    }
+
+  private:
+    std::atomic<std::uint64_t> mine_{0}, others_{0};
+};
+
 class progress_engine {
   public:
     struct hooks {
@@ -104,10 +121,7 @@ class progress_engine {
     }
 
     std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
-    std::uint64_t received() const noexcept {
-        return received_.load(std::memory_order_acquire) +
-               received_here_.load(std::memory_order_acquire);
-    }
+    std::uint64_t received() const noexcept { return received_.load(); }
 
     // Whether the thread in run() shares its core: then it does not busy-poll and yields only a
     // few times before it sleeps, since spinning or yielding only delays the thread it waits for.
@@ -150,9 +164,8 @@ class progress_engine {
     void repost_deferred();
     void on_header(message* m, const MPI_Status& status);
     void on_op_done(const op& o);
-    // `from_wire`: it came through MPI, so this is the one thread that polls (see received_).
+    // `from_wire`: it came through MPI, so the caller is the polling thread (see poller_count).
     void count_received(message* m, bool from_wire);
-    void add_received(std::uint64_t n) noexcept;
     // Queues `m` for the poller to send.
     void enqueue(message* m);
     bool poll_headers(bool one_header);
@@ -193,11 +206,10 @@ class progress_engine {
     int polls_since_sweep_ = 0;
     flow_control flow_;
     std::vector<int> probe_dests_; // destinations left with bytes no send will acknowledge
-    // Received messages not yet run, delivered_ + delivered_here_ - dispatched_: over
-    // max_in_hand_, headers wait in MPI (see flow_control). As with received_, delivered_ (from
-    // the wire) is the polling thread's alone and delivered_here_ (loopback) any thread's.
-    std::uint64_t delivered_ = 0;
-    std::atomic<std::uint64_t> delivered_here_{0}, dispatched_{0};
+    // Received messages not yet run, delivered_ - dispatched_: over max_in_hand_, headers wait
+    // in MPI (see flow_control).
+    poller_count delivered_;
+    std::atomic<std::uint64_t> dispatched_{0};
     std::uint64_t max_in_hand_;
     std::int64_t last_backlog_ = 0;
     static constexpr std::int64_t max_backlog = 1 << 16;
@@ -207,10 +219,7 @@ class progress_engine {
     // will not join it (in inline mode another worker may poll before it sees the stop).
     bool phase_decided_ = false;
     std::atomic<std::uint64_t> sent_{0};
-    // Messages received: received_ from the wire, written only by the thread that polls (the
-    // poll lock's holder, or the progress thread), so a store rather than a locked add; and
-    // received_here_, loopback messages, from any thread.
-    std::atomic<std::uint64_t> received_{0}, received_here_{0};
+    poller_count received_;
     // Header messages that went through MPI, of every kind; MPI thread only. Read by
     // drain_uncounted(), which then drops what still arrives instead of delivering it.
     std::uint64_t wire_sent_ = 0, wire_received_ = 0;

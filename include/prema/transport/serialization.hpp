@@ -154,11 +154,8 @@ class byte_reader {
         : bytes_(bytes), bulk_(bulk) {}
 
     void read(void* p, std::size_t n) {
-        if (n > remaining()) [[unlikely]]
-            truncated(n);
-        if (n)
-            std::memcpy(p, bytes_.data() + offset_, n);
-        offset_ += n;
+        if (auto bytes = take(n); n)
+            std::memcpy(p, bytes.data(), n);
     }
 
     // The next n bytes, in place.
@@ -296,6 +293,11 @@ inline constexpr bool is_contiguous_bitwise<std::vector<T, A>> =
 template <class C, class Tr, class A>
 inline constexpr bool is_contiguous_bitwise<std::basic_string<C, Tr, A>> = is_bitwise<C>;
 
+// Element types that may read the payload's bytes in place (the aliasing rule's exceptions).
+template <class E>
+inline constexpr bool may_alias_bytes =
+    std::is_same_v<E, char> || std::is_same_v<E, unsigned char> || std::is_same_v<E, std::byte>;
+
 // Pointers are excluded explicitly: cereal declares a serialize() for raw pointers (whose body
 // is a static_assert), so its traits call them serializable.
 template <class T>
@@ -341,11 +343,8 @@ template <class T> T read_value(byte_reader& r) {
         if (n > r.remaining() / sizeof(E))
             throw wire_error("garbled payload: container of " + std::to_string(n) +
                              " elements in " + std::to_string(r.remaining()) + " bytes");
-        if constexpr ((std::is_same_v<E, char> || std::is_same_v<E, unsigned char> ||
-                       std::is_same_v<E, std::byte>)&&std::is_constructible_v<T, const E*,
-                                                                              const E*>) {
-            // Bytes and characters (types that may alias the payload): built from it, not
-            // zero-filled and then copied.
+        if constexpr (may_alias_bytes<E> && std::is_constructible_v<T, const E*, const E*>) {
+            // Bytes and characters: built from the payload, not zero-filled and then copied.
             const auto* from = reinterpret_cast<const E*>(r.take(n).data());
             return T(from, from + n);
         } else {
