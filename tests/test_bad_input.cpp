@@ -459,6 +459,70 @@ TEST_CASE("garbled and truncated messages are refused by the receiver") {
     }
 }
 
+namespace {
+struct tally {
+    std::int64_t sum = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(sum); }
+};
+void add_now(tally& t, std::int64_t v) {
+    t.sum += v;
+}
+prema::task<> add_later(tally& t, std::int64_t v) {
+    co_await prema::yield();
+    t.sum += v;
+}
+std::int64_t tally_sum(const tally& t) {
+    return t.sum;
+}
+
+// A message to handler H of `to` whose arguments are `bytes`, in its place in the order.
+template <class H> void post_garbled(prema::object_id to, std::span<const std::byte> bytes) {
+    namespace d = prema::detail;
+    auto slot = d::next_object_message(to, d::object_op::user, d::object_handler_id<H>::value);
+    d::post_new(slot.dest, d::object_message_id(), 0, [&](d::byte_writer& w) {
+        w.write(&slot.header, sizeof slot.header);
+        w.write(bytes.data(), bytes.size());
+    });
+}
+} // namespace
+
+// The handler that would have run takes the object's access first: refusing the message must
+// give it back, or every later message to the object waits for ever.
+TEST_CASE("an object message whose arguments do not decode is refused; the object goes on") {
+    const int me = world_rank(), p = world_size();
+    captured();
+    for (const auto& m : all_modes) {
+        for (bool coroutine : {false, true}) {
+            INFO("mode: ", m.name, coroutine ? ", coroutine handler" : ", plain handler");
+            prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+            captured().take();
+            checker chk;
+            int rc = rt.run([&]() -> prema::task<> {
+                if (me == 0) {
+                    auto t = co_await prema::create<tally>(p - 1);
+                    const std::byte two[2] = {};
+                    if (coroutine)
+                        post_garbled<prema::fn_t<&add_later>>(t.id(), two);
+                    else
+                        post_garbled<prema::fn_t<&add_now>>(t.id(), two);
+                    co_await prema::send(t, prema::fn<&add_later>, std::int64_t{5});
+                    co_await prema::send(t, prema::fn<&add_now>, std::int64_t{2});
+                    auto sum = co_await prema::call(t, prema::fn<&tally_sum>);
+                    chk(sum == 7, "sum after the garbled message: " + std::to_string(sum));
+                }
+                chk.done = true;
+            });
+            CHECK(rc == (me == p - 1 ? 1 : 0));
+            report(chk);
+            auto log = captured().take();
+            if (me == p - 1)
+                CHECK_MESSAGE(contains(log, "truncated payload"), "log: ", log);
+            else
+                CHECK_MESSAGE(log == "", "log: ", log);
+        }
+    }
+}
+
 TEST_CASE("a refused split-phase header's payload is received and dropped") {
     // The sender's payload send completes only when the payload is received: left in MPI it
     // would hang the sender's shutdown (and the receiver would never drop it).

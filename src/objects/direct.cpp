@@ -182,11 +182,8 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         return true;
     }
     layer().direct_runs.fetch_add(1, std::memory_order_relaxed);
-    // The coroutine outlives the message it came in: it owns its arguments.
-    object_entry e{h, in.token, byte_vector(args.begin(), args.end()), {}};
-    if (in.bulk)
-        e.bulk = std::move(*in.bulk);
-    start_handler(std::move(rec), handler, std::move(e), handler->mode, load);
+    const object_call call{rec->object, h.origin, in.token, args, in.bulk};
+    start_task(std::move(rec), *handler, call, handler->mode, load);
     return true;
 }
 

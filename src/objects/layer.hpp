@@ -96,8 +96,12 @@ void read_weight(object_record& rec);
 // until it first suspends (it goes on wherever it is resumed). Gives the access back when the
 // handler ends.
 // `h`: the entry's handler (null if this rank has none).
-void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e, access mode,
+void start_handler(record_ptr rec, const object_handler_entry* h, object_entry& e, access mode,
                    double load);
+// start_handler for a coroutine handler: `call` needs to last only until it returns (the
+// handler's task owns its decoded arguments).
+void start_task(record_ptr rec, const object_handler_entry& h, const object_call& call, access mode,
+                double load);
 void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
                access mode, double load);
 // run_plain's two halves. invoke_plain runs the handler (an error nobody awaits is reported)

@@ -2,6 +2,7 @@
 // order), handing handlers to the load-balancing scheduler, running them on a worker, and
 // giving access back when a handler ends or a guard dies.
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -215,49 +216,37 @@ struct observed_run {
     }
 };
 
-// Sets the handler's access (and its busy meter, when measured) on the coroutine that awaits it.
-struct hold {
-    const held_access& held;
-    busy_meter* meter;
-    bool await_ready() const noexcept { return false; }
-    template <class P> bool await_suspend(std::coroutine_handle<P> h) const noexcept {
-        h.promise().holder = &held;
-        h.promise().meter = meter;
-        return false;
-    }
-    void await_resume() const noexcept {}
+// A coroutine handler from its start to its end: the access it runs under (its tasks see it
+// through their access_context), its running time when measured, and what its end gives back.
+// The handler's end frees it, on the thread where the handler ended.
+struct running_task : pooled_frame {
+    running_task(record_ptr r, const object_handler_entry& h, access m, double l)
+        : rec(std::move(r)), handler(h), mode(m), load(l), held{rec->id, m, h.id} {}
+    record_ptr rec;
+    const object_handler_entry& handler;
+    access mode;
+    double load;
+    held_access held;
+    busy_meter meter;
+    observed_run run;
 };
 
-detached run_task(record_ptr rec, object_entry e, const object_handler_entry* h, access mode,
-                  double load) {
-    held_access held{rec->id, mode, e.header.handler};
-    busy_meter meter;
-    co_await hold{held, measuring() ? &meter : nullptr};
-    if (!h) {
-        fail(e,
-             fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
-    } else {
-        observed_run run;
-        if (measuring())
-            stretch_start = now_ticks();
-        try {
-            co_await h->invoke(
-                object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk});
-        } catch (...) {
-            report_detached_error(h->name, std::current_exception());
-        }
-        // The last stretch ends here, on the thread that ran it.
-        if (measuring())
-            pause_meter(meter);
-        run.end(*h, *rec, meter.ticks.load(std::memory_order_relaxed));
-    }
-    finish(rec, mode, true, load, meter.ticks.load(std::memory_order_relaxed));
+void end_task(std::uint64_t context, std::exception_ptr failure) noexcept {
+    std::unique_ptr<running_task> r(reinterpret_cast<running_task*>(context));
+    if (failure)
+        report_detached_error(r->handler.name, failure);
+    // The last stretch ends here, on the thread that ran it.
+    if (measuring())
+        pause_meter(r->meter);
+    const auto busy = r->meter.ticks.load(std::memory_order_relaxed);
+    r->run.end(r->handler, *r->rec, busy);
+    finish(r->rec, r->mode, true, r->load, busy);
 }
 
 void start_claimed(void* arg) {
     auto* h = static_cast<pending_handler*>(arg);
     auto handler = find_object_handler(h->entry.header.handler);
-    start_handler(std::move(h->rec), handler, std::move(h->entry), h->mode, h->load());
+    start_handler(std::move(h->rec), handler, h->entry, h->mode, h->load());
     delete h;
 }
 
@@ -338,13 +327,35 @@ void run_plain(const record_ptr& rec, const object_handler_entry& h, const objec
     finish_plain(rec, mode, load, invoke_plain(rec, h, call));
 }
 
-void start_handler(record_ptr rec, const object_handler_entry* h, object_entry e, access mode,
+void start_task(record_ptr rec, const object_handler_entry& h, const object_call& call, access mode,
+                double load) {
+    const auto context =
+        reinterpret_cast<std::uint64_t>(new running_task(std::move(rec), h, mode, load));
+    auto& r = *reinterpret_cast<running_task*>(context);
+    if (measuring())
+        stretch_start = now_ticks();
+    task<> t;
+    try {
+        t = h.invoke(call);
+    } catch (...) {
+        report_detached_error(h.name, std::current_exception());
+    }
+    if (!t.valid()) // the arguments were malformed
+        return end_task(context, nullptr);
+    std::move(t).start_detached(&end_task, context, {&r.held, measuring() ? &r.meter : nullptr});
+}
+
+void start_handler(record_ptr rec, const object_handler_entry* h, object_entry& e, access mode,
                    double load) {
-    if (h && h->run)
-        return run_plain(rec, *h,
-                         object_call{rec->object, e.header.origin, e.token, e.payload, &e.bulk},
-                         mode, load);
-    run_task(std::move(rec), std::move(e), h, mode, load).handle.resume();
+    if (!h) {
+        fail(e,
+             fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
+        return finish(rec, mode, true, load);
+    }
+    const object_call call{rec->object, e.header.origin, e.token, e.payload, &e.bulk};
+    if (h->run)
+        return run_plain(rec, *h, call, mode, load);
+    start_task(std::move(rec), *h, call, mode, load);
 }
 
 } // namespace objects

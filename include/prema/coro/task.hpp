@@ -139,11 +139,14 @@ template <class T> class [[nodiscard]] task {
 
     // Runs the task on this thread up to its first suspension, owned by nobody: it resumes
     // wherever what it awaits completes, destroys its own frame at its end and hands `end` its
-    // failure. Cheaper than a detached coroutine around it (one frame, one resumption).
-    void start_detached(detail::detached_end_fn end, std::uint64_t context) && {
+    // failure. Cheaper than a detached coroutine around it (one frame, one resumption). `access`:
+    // what it runs under, as if a coroutine holding it awaited it.
+    void start_detached(detail::detached_end_fn end, std::uint64_t context,
+                        detail::access_context access = {}) && {
         auto h = release();
         h.promise().detached_end = end;
         h.promise().detached_context = context;
+        static_cast<detail::access_context&>(h.promise()) = access;
         h.resume();
     }
 

@@ -41,8 +41,11 @@ struct object_call {
 };
 
 // Runs one object message: decodes the arguments, runs the handler, replies if asked. A plain
-// handler runs to its end in an object_runner; a coroutine handler is the task an
-// object_invoker returns. An error goes to the caller if one awaits a reply, else it is thrown.
+// handler runs to its end in an object_runner. A coroutine handler is the task an
+// object_invoker returns: the invoker decodes the arguments (reads `payload`, takes `bulk`)
+// before it returns, so the message need not outlive it, and the task owns them. An error goes
+// to the caller if one awaits a reply, else it is thrown (by the runner, the invoker if the
+// arguments are malformed, or the task). An invoker that replied with an error returns no task.
 using object_runner = void (*)(object_call call);
 using object_invoker = task<> (*)(object_call call);
 
@@ -67,6 +70,7 @@ template <class Self, class... A> struct object_params<type_list<Self, A...>> {
                   "const T& (shared access)");
     using object = std::remove_cvref_t<Self>;
     using args = type_list<std::decay_t<A>...>;
+    static constexpr bool args_by_value = (std::is_same_v<A, std::decay_t<A>> && ...);
     static constexpr access mode =
         std::is_const_v<std::remove_reference_t<Self>> ? access::shared : access::exclusive;
 };
@@ -115,11 +119,9 @@ template <class H, class... P> void object_run(object_call c, type_list<P...>) {
     }
 }
 
-template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
-    byte_reader r(c.payload, c.bulk);
+// A coroutine handler's run once its arguments are decoded; `c` names no payload any more.
+template <class H, class Args> task<> object_task(object_call c, Args args) {
     try {
-        auto args = read_args<P...>(r);
-        r.expect_end();
         if constexpr (std::is_void_v<call_result<H>>) {
             co_await run_on_object<H>(c, args);
             object_done(c, args);
@@ -128,6 +130,26 @@ template <class H, class... P> task<> object_invoke(object_call c, type_list<P..
         }
     } catch (...) {
         reply_object_error<H>(c);
+    }
+}
+
+template <class H, class... P> task<> object_invoke(object_call c, type_list<P...>) {
+    try {
+        byte_reader r(c.payload, c.bulk);
+        auto args = read_args<P...>(r);
+        r.expect_end();
+        // A handler whose frame owns its arguments and that nobody awaits needs no coroutine
+        // around its own: its task is the one to run.
+        if constexpr (std::is_void_v<call_result<H>> && object_traits<H>::args_by_value) {
+            if (!c.token)
+                return run_on_object<H>(c, args);
+        }
+        c.payload = {};
+        c.bulk = nullptr;
+        return object_task<H>(c, std::move(args));
+    } catch (...) {
+        reply_object_error<H>(c);
+        return {};
     }
 }
 
