@@ -35,6 +35,12 @@ class directory {
   public:
     location find(object_id id);
 
+    // The record of `id` if it lives here, else null. Repeated looks from one thread cost no
+    // lock: the thread keeps its last answer while no record was installed and the directory
+    // was not cleared since. That answer may name a record the object has since left or that
+    // was destroyed: callers check gone_to under the record's lock, as they must anyway.
+    record_ptr local_record(object_id id);
+
     // What a message to an object needs from the directory, without a reference to the record:
     // the next outgoing sequence number from this rank to `id` and where to send it.
     struct send_slot {
@@ -70,6 +76,7 @@ class directory {
     static entry& at(shard& s, object_id id);
 
     std::array<shard, 64> shards_;
+    std::atomic<std::uint64_t> installs_{0}; // set_local and clear calls: see local_record
 };
 
 } // namespace prema::detail
