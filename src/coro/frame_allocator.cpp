@@ -32,12 +32,13 @@ struct frame_cache {
     ~frame_cache();
 };
 
-// Frames freed while the thread exits, after its cache is gone, go to the heap.
-thread_local bool cache_alive = false;
-thread_local frame_cache cache;
+// Frames freed while the thread exits, after its cache is gone, go to the heap. The cache is
+// reached through a plain pointer: a thread_local with a destructor is reached through a
+// wrapper call that checks it is constructed, on every frame.
+thread_local frame_cache* live_cache = nullptr;
 
 frame_cache::~frame_cache() {
-    cache_alive = false;
+    live_cache = nullptr;
     for (auto* head : heads)
         while (head) {
             auto* next = head->next;
@@ -46,18 +47,22 @@ frame_cache::~frame_cache() {
         }
 }
 
+[[gnu::noinline]] frame_cache* first_use() noexcept {
+    static thread_local bool constructed = false; // once per thread, never after exit
+    if (constructed)
+        return nullptr;
+    constructed = true;
+    thread_local frame_cache cache;
+    live_cache = &cache;
+    return live_cache;
+}
+
 frame_cache* usable_cache() noexcept {
     if (!use_cache)
         return nullptr;
-    if (!cache_alive) {
-        static thread_local bool constructed = false; // once per thread, never after exit
-        if (constructed)
-            return nullptr;
-        constructed = true;
-        cache_alive = true;
-        (void)cache; // odr-use: constructs it now, registers its destructor
-    }
-    return &cache;
+    if (auto* c = live_cache) [[likely]]
+        return c;
+    return first_use();
 }
 
 std::size_t class_of(std::size_t bytes) noexcept {
