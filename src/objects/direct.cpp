@@ -41,7 +41,7 @@ thread_local held_grant held;
 
 void release_held() {
     record_ptr rec = std::move(held.rec);
-    layer().direct_runs.add(std::exchange(held.runs, 0));
+    layer().direct_runs.fetch_add(std::exchange(held.runs, 0), std::memory_order_relaxed);
     finish_plain(rec, held.handler->mode, held.load, held.busy);
 }
 
@@ -148,7 +148,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
     const auto* handler = find_object_handler(h.handler);
     if (!handler)
         return false;
-    record_ptr rec = layer().dir.local_record(h.id);
+    record_ptr rec = layer().dir.find(h.id).local;
     if (!rec)
         return false;
     double load = 0;
@@ -181,7 +181,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         run_direct(*handler, h, expected, args, in, load);
         return true;
     }
-    layer().direct_runs.add();
+    layer().direct_runs.fetch_add(1, std::memory_order_relaxed);
     const object_call call{rec->object, h.origin, in.token, args, in.bulk};
     start_task(std::move(rec), *handler, call, handler->mode, load);
     return true;
@@ -195,5 +195,5 @@ void end_direct_run() {
 } // namespace prema::detail::objects
 
 std::uint64_t prema::detail::direct_run_count() noexcept {
-    return objects::layer().direct_runs.load();
+    return objects::layer().direct_runs.load(std::memory_order_relaxed);
 }

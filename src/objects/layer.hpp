@@ -13,7 +13,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "coro/worker_count.hpp"
 #include "lb/balancer.hpp"
 #include "objects/directory.hpp"
 #include "objects/object_record.hpp"
@@ -25,7 +24,7 @@ struct layer_state {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
-    worker_count direct_runs{64}; // workers of any runtime this process runs
+    std::atomic<std::uint64_t> direct_runs{0};
     // Messages that know of a newer move than this rank does: they wait here until an install
     // or a directory update brings this rank's knowledge up to theirs.
     std::mutex arrivals_mutex;

@@ -71,7 +71,7 @@ progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool&
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
       flow_(size_of(comm), cfg.max_outstanding_bytes ? cfg.max_outstanding_bytes
                                                      : std::numeric_limits<std::size_t>::max()),
-      dispatched_(cfg.workers), max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
+      max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     int* tag_ub = nullptr;
@@ -398,7 +398,7 @@ bool progress_engine::poll_headers(bool one_header) {
     bool working_down = backlog > max_backlog && backlog < last_backlog_;
     last_backlog_ = backlog;
     // dispatched_ first: every message it counts is in the delivered count read after it.
-    auto dispatched = dispatched_.load();
+    auto dispatched = dispatched_.load(std::memory_order_acquire);
     auto in_hand = delivered_.load() - dispatched;
     if ((in_hand >= max_in_hand_ || working_down) && !draining_)
         return false;

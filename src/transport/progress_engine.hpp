@@ -24,7 +24,6 @@
 
 #include "coro/parker.hpp"
 #include "coro/try_mutex.hpp"
-#include "coro/worker_count.hpp"
 #include "prema/config.hpp"
 #include "transport/flow_control.hpp"
 #include "transport/message_pool.hpp"
@@ -134,7 +133,7 @@ class progress_engine {
     flow_control& flow() noexcept { return flow_; }
 
     // A delivered message has run and its buffer is back (dispatch_message). Any thread.
-    void dispatched() noexcept { dispatched_.add(); }
+    void dispatched() noexcept { dispatched_.fetch_add(1, std::memory_order_release); }
 
   private:
     static constexpr int tag_header = 1;
@@ -210,7 +209,7 @@ class progress_engine {
     // Received messages not yet run, delivered_ - dispatched_: over max_in_hand_, headers wait
     // in MPI (see flow_control).
     poller_count delivered_;
-    worker_count dispatched_;
+    std::atomic<std::uint64_t> dispatched_{0};
     std::uint64_t max_in_hand_;
     std::int64_t last_backlog_ = 0;
     static constexpr std::int64_t max_backlog = 1 << 16;
