@@ -683,6 +683,41 @@ TEST_CASE("a message of 1 KiB or more leaves while its sender still runs") {
         CHECK(in_time);
 }
 
+namespace {
+std::atomic<bool> small_echoed{false};
+
+void on_small_echoed() {
+    small_echoed = true;
+}
+
+void on_small() {
+    (void)prema::send(0, prema::fn<&on_small_echoed>);
+}
+} // namespace
+
+TEST_CASE("a small message leaves its batch within the aggregation time while its sender runs") {
+    // Rank 0's entry sends 8 bytes to rank 1 and then yields, never idle and never sending
+    // again, until the reply comes: only the age of its batch (--prema-aggregate-us, seen by
+    // the progress engine's periodic work) can make the message leave before the entry ends.
+    for (const auto& m : {all_modes[0], all_modes[1]}) {
+        CAPTURE(m.name);
+        prema::runtime rt(MPI_COMM_WORLD, make_config(m));
+        small_echoed = false;
+        bool in_time = false;
+        CHECK(rt.run([&]() -> prema::task<> {
+            if (prema::rank() == 0 && prema::ranks() > 1) {
+                co_await prema::send(1, prema::fn<&on_small>);
+                auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+                while (!small_echoed && std::chrono::steady_clock::now() < until)
+                    co_await prema::yield();
+                in_time = small_echoed;
+            }
+        }) == 0);
+        if (prema::rank() == 0 && prema::ranks() > 1)
+            CHECK(in_time);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inline progress: a worker that never goes idle still receives
 

@@ -479,9 +479,9 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                     st.lb->tick();
                     st.io->poll();
                     if (!st.batches.empty()) {
-                        auto since = detail::now_ticks() - st.aggregate_ticks;
+                        auto now = detail::now_ticks();
                         for (auto& b : st.batches)
-                            b->request_flush_if_older(since);
+                            b->request_flush_if_open_for(now, st.aggregate_ticks);
                     }
                 },
             .resume =

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "prema/coro/yield.hpp"
 #include "runtime/observe.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/progress_engine.hpp"
@@ -27,7 +26,8 @@ void batch_set::start(int dest, batch_lane& b) {
     b.used = sizeof(batch_prefix);
     b.count = 0;
     if (dirty_.empty())
-        opened_at_.store(now_ticks(), std::memory_order_relaxed);
+        open_stretch_.store(open_stretch_.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
     dirty_.push_back(dest);
     open_count_.store(int(dirty_.size()), std::memory_order_relaxed);
 }
@@ -59,10 +59,8 @@ void batch_set::flush(int dest) {
         return;
     message* m = std::exchange(b.msg, nullptr);
     dirty_.erase(std::find(dirty_.begin(), dirty_.end(), dest));
-    if (dirty_.empty()) {
-        opened_at_.store(0, std::memory_order_relaxed);
+    if (dirty_.empty())
         flush_requested_.store(false, std::memory_order_relaxed);
-    }
     if (b.count == 0) {
         // Opened for a message that then left another way (a bulk, or too big for a batch):
         // nothing to send, and nothing was counted.
