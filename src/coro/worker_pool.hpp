@@ -118,6 +118,9 @@ class worker_pool {
         // Owner thread, inline progress: an item that starts after poll_due serves the network
         // first (see run). The maximum: the worker has polled while idle since it was set.
         std::uint64_t poll_due = std::numeric_limits<std::uint64_t>::max();
+        // Owner thread, inline progress: the clock just before the idle poll that found the
+        // next item, which starts its slice then (0: read the clock when it starts).
+        std::uint64_t polled_at = 0;
     };
 
     bool pop(int index, work_item& w);
