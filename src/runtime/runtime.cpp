@@ -254,29 +254,6 @@ void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
     my_batches(*state_or_null())->committed(dest, handler, bytes);
 }
 
-void post_copy_slow(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
-    if (batch_lane* lane = payload.bulk() ? nullptr : open_batch(dest)) {
-        std::size_t room = 0;
-        std::byte* at = lane_room(*lane, room); // before `room` is read
-        byte_writer w(at, room);
-        w.write(payload.data(), payload.size());
-        return batch_commit(dest, handler, token, w);
-    }
-    message* m = acquire_message();
-    try {
-        if (payload.spilled() || payload.bulk()) {
-            post(m, dest, handler, token, payload);
-        } else {
-            byte_writer w(m->inline_data(), eager_capacity());
-            w.write(payload.data(), payload.size());
-            post(m, dest, handler, token, w);
-        }
-    } catch (...) {
-        release_message(m);
-        throw;
-    }
-}
-
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags) {
     check_payload(handler, payload);

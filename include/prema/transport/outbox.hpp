@@ -77,7 +77,7 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
 // asks for it (prompt_bytes) or the batch is full; the send is noted when observing.
 void batch_committed(int dest, std::uint64_t handler, std::size_t bytes);
 
-// The inline path shared by post_new and post_copy: the calling worker's open batch to `dest`,
+// The inline path of post_new: the calling worker's open batch to `dest`,
 // if a counted message may join it without a call (nullptr: ask open_batch, which opens
 // batches and flushes those the progress engine asked for).
 inline batch_lane* open_lane(int dest) noexcept {
@@ -114,21 +114,6 @@ inline void join_lane(batch_lane& lane, int dest, std::uint64_t handler, std::ui
     if (o.observing || bytes >= prompt_bytes ||
         o.batch_capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
         batch_committed(dest, handler, bytes);
-}
-
-// Posts the bytes `payload` holds (written elsewhere, e.g. on the stack): copied into a batch, or
-// into a message of their own.
-void post_copy_slow(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
-inline void post_copy(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
-    if (batch_lane* lane = open_lane(dest); lane && !payload.spilled() && !payload.bulk()) {
-        std::size_t room = 0;
-        std::byte* at = lane_room(*lane, room);
-        if (payload.size() <= room) [[likely]] {
-            std::memcpy(at, payload.data(), payload.size());
-            return join_lane(*lane, dest, handler, token, payload.size());
-        }
-    }
-    post_copy_slow(dest, handler, token, payload);
 }
 
 // Fills a fresh message through `write(byte_writer&)` and posts it. Counted messages from a
