@@ -718,6 +718,45 @@ TEST_CASE("a small message leaves its batch within the aggregation time while it
     }
 }
 
+namespace {
+std::atomic<bool> lone_echoed{false}, lone_in_time{false};
+
+void on_lone_echo() {
+    lone_echoed = true;
+}
+
+void on_lone_ping() {
+    (void)prema::send(0, prema::fn<&on_lone_echo>);
+}
+
+// Rank 0's only work: sends one message, then computes without suspending until the echo comes
+// (to rank 0's other worker). Had the message joined a batch, it would wait for this to end.
+void lone_sender() {
+    (void)prema::send(1, prema::fn<&on_lone_ping>);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!lone_echoed && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    lone_in_time = lone_echoed.load();
+}
+} // namespace
+
+TEST_CASE("a handler that is its rank's only work sends its first message at once") {
+    // Inline with two workers: the other worker polls and runs the echo. (Dedicated progress on
+    // shared cores may run the handler on the progress thread, which then could not receive.)
+    prema::config cfg;
+    cfg.progress = prema::progress_mode::inline_;
+    cfg.workers = 2;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    lone_echoed = false;
+    lone_in_time = false;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 1)
+            co_await prema::send(0, prema::fn<&lone_sender>);
+    }) == 0);
+    if (prema::rank() == 0)
+        CHECK(lone_in_time);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inline progress: a worker that never goes idle still receives
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <limits>
+#include <utility>
 
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
@@ -217,7 +218,7 @@ batch_set* my_batches(runtime_state& st) noexcept {
 batch_lane* open_batch(int dest) {
     auto* st = state_or_null();
     batch_set* b = st ? my_batches(*st) : nullptr;
-    if (!b || dest == st->rank)
+    if (!b || dest == st->rank || std::exchange(tls_outbox->send_now, false))
         return nullptr;
     std::size_t room = 0;
     b->begin(dest, room);

@@ -8,8 +8,14 @@
 // before that rule: +16% wall time on 2 ranks against +2% unbatched), when its worker finds
 // nothing else to do, when the progress engine finds it open for --prema-aggregate-us (the worker
 // flushes at its next message or between items), and before the message that would overtake it: a
-// direct (unbatched) message from the same worker to the same rank. A lone message therefore
-// leaves as soon as its handler returns and the worker goes idle.
+// direct (unbatched) message from the same worker to the same rank.
+//
+// A handler that is its rank's only work (the last message of what arrived, and nothing else
+// queued or running: only_work_here) sends its first message on its own, at once: nothing
+// could join that batch before the handler ends and its worker goes idle, and the wait for
+// that and the batch's framing on both sides cost an 8-byte ping-pong 0.05 us a hop (0.265 ->
+// 0.215 us, against 0.16 us for raw MPI). Its later messages batch as usual, so a handler
+// that sends many pays one extra MPI message at most.
 //
 // Quiescence: a batch counts as sent when it leaves, with the number of messages it holds;
 // while any batch is open, some batch_set's open_count() is nonzero and the rank is not idle,

@@ -15,6 +15,11 @@ namespace {
 // `e`: the handler `handler` names, or nullptr if this binary has none by that id.
 void run_one(const handler_entry* e, std::uint64_t handler, const incoming& in) {
     if (e) {
+        // The last message of what arrived, and nothing else to run on this rank: its handler's
+        // first message need not wait in a batch for the worker to go idle.
+        worker_outbox* o = tls_outbox;
+        if (o)
+            o->send_now = !in.more_in_batch() && only_work_here();
         // Typed handlers report their own failures; a system handler's throw means bad input.
         double begin = observing() ? observe_now_us() : 0;
         try {
@@ -23,6 +28,8 @@ void run_one(const handler_entry* e, std::uint64_t handler, const incoming& in) 
             report_error(fmt::format("handler {} refused a message from rank {}: {}", e->name,
                                      in.source, x.what()));
         }
+        if (o)
+            o->send_now = false;
         if (observing())
             note_handler(e->name, in.source, begin, observe_tid());
         return;

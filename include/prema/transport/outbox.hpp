@@ -36,6 +36,10 @@ struct worker_outbox {
     bool observing = false; // --prema-stats/--prema-trace: every send is noted (slow path)
     const std::atomic<bool>* flush_requested = nullptr; // the progress engine wants the batches
     const std::atomic<bool>* senders_held = nullptr;    // back-pressure (flow_control.hpp)
+    // The running handler is its rank's only work: its first counted message to another rank
+    // leaves at once, on its own (set around each handler by dispatch; aggregator.hpp says
+    // why).
+    bool send_now = false;
 };
 inline thread_local worker_outbox* tls_outbox = nullptr;
 
@@ -65,9 +69,10 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
           std::uint32_t flags = 0);
 
 // The calling worker's batch to `dest` (src/transport/aggregator.hpp), opened if needed, with
-// at least batch_min_room bytes of room; nullptr when messages to `dest` do not go through a
-// batch (the caller is not a worker of the running runtime, aggregation is off, or `dest` is
-// this rank).
+// at least batch_min_room bytes of room; nullptr when the message to `dest` does not go through
+// a batch (the caller is not a worker of the running runtime, aggregation is off, `dest` is
+// this rank, or this is the first message of a handler that is its rank's only work, which
+// clears worker_outbox::send_now).
 batch_lane* open_batch(int dest);
 // The message written at lane_room() has `payload`'s bytes: it joins the batch, or, if they
 // overflowed the room (payload.spilled()) or have a bulk, leaves as it fits best.
@@ -77,12 +82,13 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
 // asks for it (prompt_bytes) or the batch is full; the send is noted when observing.
 void batch_committed(int dest, std::uint64_t handler, std::size_t bytes);
 
-// The inline path of post_new: the calling worker's open batch to `dest`,
-// if a counted message may join it without a call (nullptr: ask open_batch, which opens
-// batches and flushes those the progress engine asked for).
+// The inline path of post_new: the calling worker's open batch to `dest`, if a counted message
+// may join it without a call (nullptr: ask open_batch, which opens batches, flushes those the
+// progress engine asked for and sends a lone handler's first message on its own).
 inline batch_lane* open_lane(int dest) noexcept {
     worker_outbox* o = tls_outbox;
-    if (!o || !o->lanes || dest == o->self || o->flush_requested->load(std::memory_order_relaxed))
+    if (!o || !o->lanes || dest == o->self || o->send_now ||
+        o->flush_requested->load(std::memory_order_relaxed))
         return nullptr;
     batch_lane* lane = &o->lanes[dest];
     return lane->msg ? lane : nullptr;
