@@ -170,8 +170,8 @@ constexpr option options[] = {
              throw usage_error("option --prema-aggregate-bytes: " + v + " is above 1 MiB");
      }},
     {"aggregate-us", "N", "50", true,
-     "The longest a batch stays open while its worker is busy; an idle worker sends its "
-     "batches at once.",
+     "How long a batch stays open while its worker is busy, counted from the progress "
+     "engine's first look at it; an idle worker sends its batches at once.",
      [](config& c, const std::string& v) { c.aggregate_us = parse_unsigned("aggregate-us", v); }},
     {"max-outstanding-bytes", "N", "33554432", true,
      "Back-pressure: `co_await prema::send` suspends the sending coroutine while this rank "
