@@ -415,7 +415,8 @@ bool progress_engine::poll_headers(bool one_header) {
         // The other slots stay posted meanwhile, and MPI keeps what arrives for none.
         repost_deferred();
         deferred_slot_ = int(head_);
-        head_ = (head_ + 1) % slots_.size();
+        if (++head_ == slots_.size()) // not `%`: a division costs more than the branch
+            head_ = 0;
         ++wire_received_;
         on_header(m, status);
         moved = true;
