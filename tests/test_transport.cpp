@@ -757,6 +757,50 @@ TEST_CASE("a handler that is its rank's only work sends its first message at onc
         CHECK(lone_in_time);
 }
 
+namespace {
+std::chrono::steady_clock::time_point marked, pinged;
+
+void mark() {
+    marked = std::chrono::steady_clock::now();
+}
+
+void on_ping_before_quiescence() {
+    pinged = std::chrono::steady_clock::now();
+}
+
+// Runs on rank 0's only worker after the entry suspends, and keeps it for a second.
+void hold_the_worker() {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+}
+} // namespace
+
+TEST_CASE("co_await quiescence() sends the waiter's batches before the items queued behind it") {
+    // Rank 0's entry queues an item that holds its worker for a second, sends 8 bytes to rank 1
+    // and awaits quiescence: the message must reach rank 1 well before that second is over
+    // (rank 1 times both: the last `mark` that arrived, then the message).
+    prema::config cfg;
+    cfg.progress = prema::progress_mode::inline_;
+    cfg.workers = 1;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0) {
+            co_await prema::call(1, prema::fn<&mark>);
+            // Resumed by the call's reply as the rank's only work, this coroutine's first message
+            // leaves on its own: this one, so that the next joins a batch.
+            co_await prema::send(1, prema::fn<&mark>);
+            co_await prema::send(0, prema::fn<&hold_the_worker>);
+            co_await prema::send(1, prema::fn<&on_ping_before_quiescence>);
+            co_await prema::quiescence();
+        } else {
+            co_await prema::quiescence();
+        }
+    }) == 0);
+    if (prema::rank() == 1)
+        CHECK(pinged - marked < std::chrono::milliseconds(500));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inline progress: a worker that never goes idle still receives
 

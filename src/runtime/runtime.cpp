@@ -320,6 +320,11 @@ bool hold_sender(std::coroutine_handle<> h) {
 
 void add_quiescence_waiter(std::coroutine_handle<> h) {
     auto& st = state();
+    // Quiescence waits for what the waiter sent: its worker's batches leave now, not when the
+    // items queued behind it are done (heat2d's entry, which starts every segment with a message
+    // to each block, kept rank 1's blocks waiting behind rank 0's steps: 0.6 ms a segment).
+    if (batch_set* b = my_batches(st))
+        b->flush_all();
     std::lock_guard lock(st.waiters_mutex);
     st.waiters.push_back(h);
 }
