@@ -743,10 +743,7 @@ void lone_sender() {
 TEST_CASE("a handler that is its rank's only work sends its first message at once") {
     // Inline with two workers: the other worker polls and runs the echo. (Dedicated progress on
     // shared cores may run the handler on the progress thread, which then could not receive.)
-    prema::config cfg;
-    cfg.progress = prema::progress_mode::inline_;
-    cfg.workers = 2;
-    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    prema::runtime rt(MPI_COMM_WORLD, make_config(all_modes[3]));
     lone_echoed = false;
     lone_in_time = false;
     CHECK(rt.run([&]() -> prema::task<> {
@@ -780,10 +777,7 @@ TEST_CASE("co_await quiescence() sends the waiter's batches before the items que
     // Rank 0's entry queues an item that holds its worker for a second, sends 8 bytes to rank 1
     // and awaits quiescence: the message must reach rank 1 well before that second is over
     // (rank 1 times both: the last `mark` that arrived, then the message).
-    prema::config cfg;
-    cfg.progress = prema::progress_mode::inline_;
-    cfg.workers = 1;
-    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    prema::runtime rt(MPI_COMM_WORLD, make_config(all_modes[1]));
     CHECK(rt.run([&]() -> prema::task<> {
         if (prema::rank() == 0) {
             co_await prema::call(1, prema::fn<&mark>);
@@ -792,10 +786,8 @@ TEST_CASE("co_await quiescence() sends the waiter's batches before the items que
             co_await prema::send(1, prema::fn<&mark>);
             co_await prema::send(0, prema::fn<&hold_the_worker>);
             co_await prema::send(1, prema::fn<&on_ping_before_quiescence>);
-            co_await prema::quiescence();
-        } else {
-            co_await prema::quiescence();
         }
+        co_await prema::quiescence();
     }) == 0);
     if (prema::rank() == 1)
         CHECK(pinged - marked < std::chrono::milliseconds(500));
