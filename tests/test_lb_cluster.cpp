@@ -4,6 +4,7 @@
 // run work on more than one rank.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -195,5 +196,43 @@ TEST_CASE("an object that bounces straight back stays reachable") {
     if (me == 0) {
         CHECK(where == 0);
         CHECK(value == 7);
+    }
+}
+
+namespace {
+
+// How long `chatter` talks after its first call.
+constexpr auto chat_for = std::chrono::seconds(5);
+
+// A policy that never settles: on every call it messages the next rank, for chat_for.
+struct chatter final : prema::lb::scheduler {
+    void dist_balance() override {
+        auto now = std::chrono::steady_clock::now();
+        if (first == std::chrono::steady_clock::time_point{})
+            first = now;
+        if (now - first < chat_for)
+            send_to((rank() + 1) % ranks(), std::uint8_t{1});
+    }
+    std::chrono::steady_clock::time_point first{};
+};
+
+} // namespace
+
+// Regression: the progress engine polled quiescence waves only on sweeps where nothing else
+// moved. Policy messages are not work, but a policy that sends one on every sweep (a period of
+// 1 us here; heat_diffusion on a loaded node came close) moved something on every sweep, so a
+// job whose work had ended did not end until the chatter stopped.
+TEST_CASE("a policy's endless messages do not keep a finished phase from ending") {
+    prema::lb::register_policy("test_chatter", [] { return std::make_unique<chatter>(); });
+    for (auto mode : {prema::progress_mode::dedicated, prema::progress_mode::inline_}) {
+        CAPTURE(prema::to_string(mode));
+        prema::config cfg;
+        cfg.lb = "test_chatter";
+        cfg.lb_period_us = 1;
+        cfg.progress = mode;
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        auto start = std::chrono::steady_clock::now();
+        CHECK(rt.run([]() -> prema::task<> { co_return; }) == 0);
+        CHECK(std::chrono::steady_clock::now() - start < chat_for / 2);
     }
 }
