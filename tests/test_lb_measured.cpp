@@ -65,6 +65,20 @@ prema::task<> waits_for_both(job& j, prema::mobile_ptr<job> p, prema::mobile_ptr
     co_await prema::when_all(prema::call(p, prema::fn<&slow>), prema::call(q, prema::fn<&slow>));
     spin_for(1ms);
 }
+void touch(job& j) {
+    ++j.runs;
+}
+// Six 2 ms pieces, each followed by a co_await that does not suspend (a yield point within a long
+// quantum, a send with room in its batch): all 12 ms are busy time.
+prema::task<> pieces(job& j, prema::mobile_ptr<job> partner) {
+    ++j.runs;
+    for (int i = 0; i < 3; ++i) {
+        spin_for(2ms);
+        co_await prema::yield_point();
+        spin_for(2ms);
+        co_await prema::send(partner, prema::fn<&touch>);
+    }
+}
 void heavy_declared(declared_job&) {
     spin_for(10ms);
 }
@@ -207,6 +221,29 @@ TEST_CASE("a handler's when_all counts its running time only, on two workers") {
     CHECK(c.runs == 1);
     CHECK(c.seconds >= 0.002);
     CHECK(c.seconds < 0.060); // the calls keep it waiting 60 ms or more
+}
+
+TEST_CASE("the time before a co_await that does not suspend counts") {
+    const int me = world_rank();
+    seen p;
+    {
+        auto cfg = probed(prema::load_mode::measured);
+        cfg.quantum_us = 1'000'000; // no yield point suspends
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        CHECK(rt.run([&]() -> prema::task<> {
+            if (prema::rank() != 0)
+                co_return;
+            auto pp = prema::make_mobile<job>();
+            auto partner = co_await prema::create<job>(1);
+            co_await prema::call(pp, prema::fn<&pieces>, partner);
+            p = look(pp.id());
+        }) == 0);
+    }
+    if (me != 0)
+        return;
+    INFO("measured ", ms(p.seconds), " ms of 12 ms spun");
+    CHECK(p.runs == 1);
+    CHECK(p.seconds >= 0.012); // 2 ms (the last piece) when such a co_await restarted the stretch
 }
 
 TEST_CASE("nothing is timed without a reader (no policy, no stats, no trace)") {

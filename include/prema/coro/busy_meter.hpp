@@ -51,18 +51,23 @@ template <class A> decltype(auto) awaiter_of(A&& a) {
 }
 
 // Aw: the awaiter, by value or by reference (it lives as long as the co_await expression).
+// Only a co_await that suspended starts a new stretch: one that did not (a yield point within its
+// quantum, a send with room in its batch) is part of the running stretch, whose time must count.
 template <class Aw> struct metered_awaiter {
     Aw inner;
     busy_meter* meter;
+    bool suspended = false;
 
     bool await_ready() { return inner.await_ready(); }
     template <class P> decltype(auto) await_suspend(std::coroutine_handle<P> h) {
-        if (meter)
+        if (meter) {
             pause_meter(*meter);
+            suspended = true;
+        }
         return inner.await_suspend(h);
     }
     decltype(auto) await_resume() {
-        if (meter)
+        if (suspended)
             stretch_start = now_ticks();
         return inner.await_resume();
     }
