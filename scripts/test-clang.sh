@@ -27,7 +27,4 @@ cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE="$b
   -DPREMA_WERROR=ON -DCGAL_DO_NOT_WARN_ABOUT_CMAKE_BUILD_TYPE=TRUE
 cmake --build "$build" -j "$(nproc)"
 
-if [ "$(id -u)" -eq 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-ctest --test-dir "$build" --output-on-failure -j 1 "${filter[@]}" "$@"
+bash "$root/scripts/run-ctest.sh" "$build" "${filter[@]}" "$@"

@@ -15,7 +15,7 @@ build="${build:-$root/build-tsan}"
 # budget next to the normal and ASan suites. CI runs the tests of the concurrent core (one
 # binary each: all their ranks counts) and builds only those.
 subset=(test_worker_pool test_transport test_objects test_lb_policies test_lb_cluster)
-targets=()
+targets=(--target prema_tested)
 filter=(-E '^install_consumer$') # an uninstrumented outside project cannot link libprema.a
 if [ "${1:-}" = --subset ]; then
   shift
@@ -27,9 +27,6 @@ bash "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREMA_SANITIZE=thread
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 
-if [ "$(id -u)" -eq 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-# Sanitizer builds give every test three times its normal timeout (tests/CMakeLists.txt), and
-# the TSan options, suppressions and MCA settings through its environment.
-ctest --test-dir "$build" --output-on-failure -j 1 "${filter[@]}" "$@"
+# Sanitizer builds scale every test's timeout (tests/CMakeLists.txt) and give it the TSan
+# options, suppressions and MCA settings through its environment.
+bash "$root/scripts/run-ctest.sh" "$build" "${filter[@]}" "$@"
