@@ -89,6 +89,18 @@ constexpr option options[] = {
      "Preemption quantum in µs: a yield point suspends a coroutine that has run longer than "
      "this, so queued messages get a turn. `0` disables yield points.",
      [](config& c, const std::string& v) { c.quantum_us = parse_unsigned("quantum-us", v); }},
+    {"loopback", "direct|mpi", "direct", true,
+     "How a message to the sender's own rank travels: `direct` to a worker's queue, `mpi` "
+     "through MPI and the progress engine like any other (to measure or test that path on one "
+     "rank).",
+     [](config& c, const std::string& v) {
+         if (v == "direct")
+             c.loopback_mpi = false;
+         else if (v == "mpi")
+             c.loopback_mpi = true;
+         else
+             throw usage_error("option --prema-loopback: '" + v + "' is not one of direct, mpi");
+     }},
     {"lb", "NAME", "none", true,
      "Load-balancing policy: `none`, `work_stealing`, `diffusion`, `master_worker`, "
      "`heat_diffusion`, or one the program registered. Any but `none` balances from the start "

@@ -120,7 +120,8 @@ thread_local bool in_poll = false;
 void progress_engine::post(message* m) {
     if (!(m->header().flags & flag_uncounted))
         sent_.fetch_add(m->logical, std::memory_order_relaxed);
-    if (m->peer == rank_ && m->raw_bytes < 0) { // raw bytes must cross MPI to be checked
+    // Raw bytes must cross MPI to be checked; --prema-loopback mpi sends everything through it.
+    if (m->peer == rank_ && m->raw_bytes < 0 && !cfg_.loopback_mpi) {
         count_received(m, false);
         return;
     }
