@@ -28,6 +28,9 @@ struct config {
     int workers = 1;                                   // --prema-workers: worker threads per rank
     progress_mode progress = progress_mode::automatic; // --prema-progress auto|dedicated|inline
     std::uint64_t quantum_us = 1000;                   // --prema-quantum-us: preemption quantum
+    // --prema-spin-us: on cores of its own, how long an idle thread polls before it sleeps.
+    std::uint64_t spin_us = 1000;
+    bool pin = true;                   // --prema-pin on|off: each thread on a core of its own
     bool loopback_mpi = false;         // --prema-loopback direct|mpi: messages to self through MPI
     std::string lb = "none";           // --prema-lb: load-balancing policy name
     std::uint64_t lb_period_us = 1000; // --prema-lb-period-us: dist_balance() period
