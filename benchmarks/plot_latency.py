@@ -29,8 +29,8 @@ def main() -> int:
         results = json.load(f)["results"]
     series = {}  # label -> [(bytes, half_rtt_us)]
     for r in results:
-        if "half_rtt_us" not in r:
-            continue  # message-rate rows
+        if "half_rtt_us" not in r or r["layer"] not in ("mpi", "transport"):
+            continue  # message rates, objects and the hand-off have tables of their own
         if r["layer"] == "mpi":
             label = "MPI"
         else:

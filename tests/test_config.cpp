@@ -331,6 +331,9 @@ TEST_SUITE("config") {
         for (const char* name : {"workers",
                                  "progress",
                                  "quantum-us",
+                                 "spin-us",
+                                 "pin",
+                                 "loopback",
                                  "lb",
                                  "lb-period-us",
                                  "lb-neighbours",
@@ -353,7 +356,7 @@ TEST_SUITE("config") {
             CHECK(std::count_if(list.begin(), list.end(),
                                 [&](auto& o) { return o.name == name; }) == 1);
         }
-        CHECK(list.size() == 21);
+        CHECK(list.size() == 24);
         for (auto& o : list) {
             CAPTURE(o.name);
             CHECK(contains(help, "--prema-" + o.name + (o.value.empty() ? "" : " " + o.value)));

@@ -6,12 +6,16 @@
 #include <chrono>
 #include <ctime>
 #include <mutex>
+#include <sched.h>
 #include <thread>
 #include <vector>
 
 #include <prema/prema.hpp>
 
 #include "coro/worker_pool.hpp"
+#include "runtime/core_sharing.hpp"
+#include "transport/message_pool.hpp"
+#include "transport/progress_engine.hpp"
 
 using prema::detail::work_item;
 using prema::detail::worker_pool;
@@ -78,6 +82,42 @@ void steal_root(void* a) {
 
 void count_item(void* a) {
     static_cast<std::atomic<int>*>(a)->fetch_add(1);
+}
+
+// The share of one core the process used over `window`.
+double cpu_share_over(std::chrono::milliseconds window) {
+    double c0 = process_cpu_seconds(), w0 = wall_seconds();
+    std::this_thread::sleep_for(window);
+    return (process_cpu_seconds() - c0) / (wall_seconds() - w0);
+}
+
+// A dedicated progress thread alone on MPI_COMM_SELF, with no traffic: the share of a core it
+// uses over 200 ms, `after` its last traffic, with `spin_us` and a rank idle or not.
+double progress_thread_share(std::uint64_t spin_us, bool rank_idle,
+                             std::chrono::milliseconds after) {
+    using namespace prema::detail;
+    prema::config cfg;
+    message_pool messages(cfg.eager_bytes, 64);
+    auto drop = [&messages](message* m) { messages.release(m); };
+    progress_engine engine(MPI_COMM_SELF, cfg, messages,
+                           {.deliver = drop,
+                            .idle = [rank_idle] { return rank_idle; },
+                            .counts = [] { return local_counts{}; },
+                            .decided = [](wave_result) {},
+                            .error = [](const std::string&) {},
+                            .urgent = drop,
+                            .tick = {},
+                            .resume = {},
+                            .backlog = nullptr});
+    engine.set_spin_us(spin_us);
+    std::atomic<bool> stop{false};
+    std::thread progress([&] { engine.run(stop); });
+    std::this_thread::sleep_for(after);
+    double share = cpu_share_over(200ms);
+    stop.store(true);
+    engine.wake();
+    progress.join();
+    return share;
 }
 
 } // namespace
@@ -156,6 +196,103 @@ TEST_SUITE("worker_pool") {
         // The hook is polled every 50 us per worker, so a busier pool is expected; only a
         // spinning pool (about 200%) fails.
         CHECK(share < 0.90);
+    }
+
+    TEST_CASE("on cores of its own an idle worker spins for the spin time, then parks") {
+        worker_pool pool(1, 0, {}, 100'000); // 100 ms
+        pool.start(0);
+        double spinning = cpu_share_over(60ms);
+        std::this_thread::sleep_for(60ms); // past the spin time
+        double parked = cpu_share_over(200ms);
+        MESSAGE("idle worker, spin time 100 ms: "
+                << spinning * 100 << "% of a core while it spins, " << parked * 100 << "% after");
+        CHECK(spinning > 0.5);
+        CHECK(parked < 0.2);
+        std::atomic<int> count{0};
+        pool.push({&count_item, &count});
+        CHECK(wait_until([&] { return count.load() == 1; }));
+        pool.stop();
+    }
+
+    TEST_CASE("threads that share cores never spin; on cores of their own --prema-spin-us") {
+        using prema::detail::core_sharing, prema::detail::idle_spin_us;
+        // One rank of two threads on a 2-core node, bound to one core (Open MPI's default for
+        // two ranks or fewer), or free on both; 16 ranks on 16 cores with 2 threads each.
+        CHECK(idle_spin_us(core_sharing{1, 2, 1, {}}, 2, 1000) == 0);
+        CHECK(idle_spin_us(core_sharing{2, 2, 1, {}}, 2, 1000) == 1000);
+        CHECK(idle_spin_us(core_sharing{2, 2, 1, {}}, 2, 0) == 0);
+        CHECK(idle_spin_us(core_sharing{16, 16, 16, {}}, 2, 1000) == 0);
+        CHECK(idle_spin_us(core_sharing{16, 16, 4, {}}, 4, 1000) == 1000);
+        // Pinning: a core each from the rank's share, or none.
+        using prema::detail::pin_plan;
+        CHECK(pin_plan(core_sharing{2, 2, 1, {0, 1}}, 2) == std::vector<int>{0, 1});
+        CHECK(pin_plan(core_sharing{16, 16, 2, {8, 9, 10, 11, 12, 13, 14, 15}}, 3) ==
+              std::vector<int>{8, 9, 10});
+        CHECK(pin_plan(core_sharing{1, 2, 1, {0}}, 2).empty());      // shared
+        CHECK(pin_plan(core_sharing{16, 16, 4, {0, 1}}, 3).empty()); // share too small
+        CHECK(pin_plan(core_sharing{16, 16, 2, {}}, 2).empty());     // overlapping masks
+        // A pool told not to spin (shared cores) uses next to nothing at once.
+        worker_pool pool(1, 0, {}, 0);
+        pool.start(0);
+        std::this_thread::sleep_for(5ms);
+        double share = cpu_share_over(100ms);
+        MESSAGE("idle worker without spinning: " << share * 100 << "% of a core");
+        CHECK(share < 0.2);
+        pool.stop();
+    }
+
+    TEST_CASE("a pinned thread runs on its core, and gets its affinity back afterwards") {
+        cpu_set_t before;
+        REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+        int cpu = -1;
+        for (int c = 0; c < CPU_SETSIZE && cpu < 0; ++c)
+            if (CPU_ISSET(c, &before))
+                cpu = c;
+        {
+            prema::detail::thread_pin pin(cpu);
+            cpu_set_t now;
+            REQUIRE(sched_getaffinity(0, sizeof now, &now) == 0);
+            CHECK(CPU_COUNT(&now) == 1);
+            CHECK(CPU_ISSET(cpu, &now));
+        }
+        cpu_set_t after;
+        REQUIRE(sched_getaffinity(0, sizeof after, &after) == 0);
+        CHECK(CPU_EQUAL(&before, &after));
+    }
+
+    TEST_CASE("a worker that parks between items never misses one (no lost wake-up)") {
+        // Spinning 2 us, the worker is about to park, parking or parked when each item comes.
+        // A lost wake-up leaves the item until the park's timeout (5 ms).
+        worker_pool pool(1, 0, {}, 2);
+        pool.start(0);
+        std::atomic<int> count{0};
+        constexpr int items = 300;
+        int late = 0;
+        for (int i = 1; i <= items; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            pool.push({&count_item, &count});
+            REQUIRE(wait_until([&] { return count.load() == i; }, 2s));
+            if (std::chrono::steady_clock::now() - t0 > 4ms)
+                ++late;
+            std::this_thread::sleep_for(std::chrono::microseconds(i % 40));
+        }
+        pool.stop();
+        MESSAGE(late << " of " << items << " items waited 4 ms or more");
+        CHECK(late <= items / 20);
+    }
+
+    TEST_CASE("the dedicated progress thread polls while its rank has work, sleeps once idle") {
+        double busy = progress_thread_share(20'000, false, 60ms);
+        double idle = progress_thread_share(20'000, true, 60ms);
+        double shared = progress_thread_share(0, true, 5ms);
+        MESSAGE("progress thread, spin 20 ms: " << busy * 100
+                                                << "% of a core while the rank has "
+                                                   "work, "
+                                                << idle * 100 << "% idle; without spinning "
+                                                << shared * 100 << "%");
+        CHECK(busy > 0.5);
+        CHECK(idle < 0.2);
+        CHECK(shared < 0.2);
     }
 
     TEST_CASE("stop() with items still queued returns, and a pool can be started again") {

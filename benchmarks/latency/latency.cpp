@@ -24,6 +24,13 @@
 // Raw MPI: MPI_Isend in windows of --rate-window (MPI_Waitall per window, matching MPI_Irecv
 // windows on rank 1), timed on rank 0 from the first send until rank 1's acknowledgement that it
 // received them all.
+//
+// Hand-off: one rank alone (rank 0 on a communicator of its own, its affinity widened to every
+// core of the machine, rank 1 asleep meanwhile), one worker, messages to itself sent through MPI
+// (--prema-loopback mpi): with dedicated progress each message goes from the worker to the
+// progress thread and back, the hand-off that every message from another node pays on a rank
+// with cores of its own; inline, the worker does it all. The row is the median time of one
+// message (half of a round trip of two), 8 bytes, in both modes.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,7 +42,9 @@
 #include <vector>
 
 #include <mpi.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <thread>
 
 #include <prema/prema.hpp>
 
@@ -68,7 +77,7 @@ struct options {
     long rate_count = 1'000'000;
     int rate_window = 256; // raw MPI: MPI_Isend requests per MPI_Waitall
     long rate_fence = 0;   // PREMA: a prema::call round trip to rank 1 every so many sends
-    bool latency = true, rate = true;
+    bool latency = true, rate = true, handoff = true;
     std::vector<prema::progress_mode> modes = {prema::progress_mode::automatic,
                                                prema::progress_mode::dedicated,
                                                prema::progress_mode::inline_};
@@ -100,6 +109,7 @@ const char* usage_text =
     "  --hop-calls N      with 3+ ranks: calls timed to measure one forwarding hop (default 500)\n"
     "  --no-latency       skip the ping-pong\n"
     "  --no-rate          skip the message rate\n"
+    "  --no-handoff       skip the hand-off between a worker and the progress thread\n"
     "  --modes LIST       PREMA progress modes to run, in this order, from auto, dedicated,\n"
     "                     inline (default auto,dedicated,inline); auto reports what it\n"
     "                     resolved to\n"
@@ -183,6 +193,8 @@ bool parse_options(int argc, char** argv, options& o) {
             o.latency = false;
         else if (a == "--no-rate")
             o.rate = false;
+        else if (a == "--no-handoff")
+            o.handoff = false;
         else if (a == "--json")
             o.json = value();
         else if (a == "--modes")
@@ -490,6 +502,61 @@ prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes,
 }
 
 // ---------------------------------------------------------------------------------------------
+// The hand-off between a worker and the progress thread, on rank 0 alone.
+
+struct handoff_result {
+    std::string mode; // dedicated or inline
+    stats one_way;    // per message: half of a round trip
+};
+
+constexpr std::size_t handoff_bytes = 8;
+
+// Collective over MPI_COMM_WORLD. Rank 0 runs, the others sleep in a barrier, so that rank 0's
+// two threads (worker, progress thread) have the machine's cores to themselves.
+std::vector<handoff_result> run_handoff(const options& o, const prema::config& base, int rank) {
+    std::vector<handoff_result> out;
+    MPI_Comm solo;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    if (rank == 0) {
+        cpu_set_t bound, all;
+        sched_getaffinity(0, sizeof bound, &bound);
+        CPU_ZERO(&all);
+        for (unsigned c = 0; c < std::thread::hardware_concurrency(); ++c)
+            CPU_SET(c, &all);
+        sched_setaffinity(0, sizeof all, &all); // the runtime's threads inherit it
+        for (auto mode : {prema::progress_mode::dedicated, prema::progress_mode::inline_}) {
+            prema::config c = base;
+            c.progress = mode;
+            c.workers = 1;
+            c.loopback_mpi = true;
+            std::fprintf(stderr, "[prema %s] hand-off, one rank, messages to itself\n",
+                         prema::to_string(mode).c_str());
+            prema::runtime rt(solo, c);
+            std::vector<double> rtt;
+            if (rt.run([&]() -> prema::task<> {
+                    rtt = co_await measure::handoff_pingpong(handoff_bytes, o.warmup, o.iters);
+                }) != 0)
+                std::fprintf(stderr, "latency: the hand-off phase reported errors\n");
+            auto s = summarize(std::move(rtt));
+            std::fprintf(stderr, "  handoff/%-9s %9.2f us per message\n",
+                         prema::to_string(mode).c_str(), s.half_rtt());
+            out.push_back({prema::to_string(mode), s});
+        }
+        sched_setaffinity(0, sizeof bound, &bound);
+        MPI_Comm_free(&solo);
+    }
+    // The others wait without spinning: Open MPI's blocking barrier polls.
+    MPI_Request barrier;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    for (int done = 0; !done;) {
+        MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+        if (!done && rank != 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Output
 
 void print_table(const std::vector<std::size_t>& sizes, const std::vector<stats>& mpi,
@@ -555,9 +622,19 @@ void print_objects(const std::vector<std::size_t>& sizes, const std::vector<stat
                         r.hops.collapsed.median_rtt_us);
 }
 
+void print_handoff(const std::vector<handoff_result>& handoff) {
+    if (handoff.size() != 2)
+        return;
+    std::printf("\nHand-off: one rank, one worker, %zu-byte messages to itself through MPI, median "
+                "us per message:\n  dedicated %.2f, inline %.2f: dedicated / inline %.2fx\n",
+                handoff_bytes, handoff[0].one_way.half_rtt(), handoff[1].one_way.half_rtt(),
+                handoff[0].one_way.half_rtt() / handoff[1].one_way.half_rtt());
+}
+
 void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
                 const std::vector<stats>& mpi, double mpi_rate_value,
-                const std::vector<prema_results>& runs, const options& o) {
+                const std::vector<prema_results>& runs, const std::vector<handoff_result>& handoff,
+                const options& o) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) {
         std::perror(("latency: cannot write " + path).c_str());
@@ -582,6 +659,8 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
     for (auto& r : runs)
         for (std::size_t i = 0; i < r.objects.size(); ++i)
             row("object", r.json_progress(), sizes[i], r.objects[i]);
+    for (auto& h : handoff)
+        row("handoff", "\"progress\": \"" + h.mode + "\", ", handoff_bytes, h.one_way);
     for (auto& r : runs)
         if (r.have_hops)
             std::fprintf(f,
@@ -671,6 +750,16 @@ int bench_main(int argc, char** argv, int rank, int size) {
     for (auto& r : runs)
         ok &= r.ok;
 
+    std::vector<handoff_result> handoff;
+    if (o.handoff) {
+        try {
+            handoff = run_handoff(o, base, rank);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "latency: rank %d: %s\n", rank, e.what());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+
     // Raw MPI after: keep the lower median of the two runs for each size.
     if (o.latency) {
         if (rank == 0)
@@ -705,6 +794,7 @@ int bench_main(int argc, char** argv, int rank, int size) {
         print_table(sizes, mpi, runs);
         print_objects(sizes, mpi, runs);
     }
+    print_handoff(handoff);
     if (o.rate) {
         std::printf("\nMessage rate, %ld x 16-byte messages rank 0 -> rank 1:\n", o.rate_count);
         std::printf("  %-26s %12.0f msgs/s  (MPI_Isend windows of %d, until rank 1 acks)\n", "mpi",
@@ -723,7 +813,7 @@ int bench_main(int argc, char** argv, int rank, int size) {
     std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
                 double(rss[1]) / 1024);
     if (!o.json.empty()) {
-        write_json(o.json, sizes, mpi, mpi_rate_value, runs, o);
+        write_json(o.json, sizes, mpi, mpi_rate_value, runs, handoff, o);
         std::printf("wrote %s\n", o.json.c_str());
     }
     if (!ok)

@@ -28,10 +28,14 @@ struct config {
     int workers = 1;                                   // --prema-workers: worker threads per rank
     progress_mode progress = progress_mode::automatic; // --prema-progress auto|dedicated|inline
     std::uint64_t quantum_us = 1000;                   // --prema-quantum-us: preemption quantum
-    std::string lb = "none";                           // --prema-lb: load-balancing policy name
-    std::uint64_t lb_period_us = 1000;     // --prema-lb-period-us: dist_balance() period
-    int lb_neighbours = 4;                 // --prema-lb-neighbours: diffusion neighbourhood
-    double lb_alpha = 0.1;                 // --prema-lb-alpha: heat diffusion tolerance
+    // --prema-spin-us: on cores of its own, how long an idle thread polls before it sleeps.
+    std::uint64_t spin_us = 1000;
+    bool pin = true;                   // --prema-pin on|off: each thread on a core of its own
+    bool loopback_mpi = false;         // --prema-loopback direct|mpi: messages to self through MPI
+    std::string lb = "none";           // --prema-lb: load-balancing policy name
+    std::uint64_t lb_period_us = 1000; // --prema-lb-period-us: dist_balance() period
+    int lb_neighbours = 4;             // --prema-lb-neighbours: diffusion neighbourhood
+    double lb_alpha = 0.1;             // --prema-lb-alpha: heat diffusion tolerance
     load_mode lb_load = load_mode::hybrid; // --prema-lb-load declared|measured|hybrid
     std::string log = "warn";              // --prema-log: trace|debug|info|warn|error|off
     std::size_t eager_bytes = 32768;       // --prema-eager-bytes: larger payloads go split-phase

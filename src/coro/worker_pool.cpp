@@ -14,12 +14,6 @@ namespace {
 thread_local worker_pool* tls_pool = nullptr;
 thread_local int tls_index = -1;
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 std::uint32_t next_random() {
     thread_local std::uint32_t x =
         0x9e3779b9u ^ std::uint32_t(std::hash<std::thread::id>{}(std::this_thread::get_id()));
@@ -29,18 +23,12 @@ std::uint32_t next_random() {
     return x;
 }
 
-// Backoff ladder of an idle worker; each rung is a number of consecutive idle rounds. On shared
-// cores spinning only delays the thread that would bring work, so it starts at a few yields.
-constexpr int spin_rounds = 64;
-constexpr int yield_rounds = 64 + spin_rounds;
+// Without spinning (shared cores) an idle worker yields this many rounds, in case the thread that
+// brings its work is about to run, then parks.
 constexpr int shared_core_yield_rounds = 8;
+// A parked worker's timeout. Inline, the idle workers are their rank's pollers of MPI, which
+// cannot wake them: a message that arrives meanwhile waits out the park.
 constexpr std::chrono::microseconds idle_sleep_inline{50};
-// Inline progress on cores of its own: an idle worker is its rank's poller of MPI, and a message
-// that arrives while it is parked waits out the park. MPI polls without pause; heat2d on 2
-// ranks with one block each, whose ranks wait a little for each other every step, lost 9-15% of
-// its wall time against MPI to those parks (6-7% once it polled 1 ms before parking, CPU time
-// unchanged). So the worker keeps polling (yielding between polls) this long before it parks.
-constexpr std::chrono::microseconds inline_poll_before_park{1000};
 constexpr std::chrono::milliseconds idle_sleep_dedicated{5};
 } // namespace
 
@@ -59,15 +47,11 @@ double ticks_per_us() {
 }
 
 worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll,
-                         bool shares_cores)
+                         std::uint64_t spin_us, poll_when when)
     : idle_poll_(std::move(idle_poll)),
       quantum_ticks_(quantum_us == 0 ? 0 : std::uint64_t(double(quantum_us) * ticks_per_us())),
-      spin_rounds_(shares_cores ? 0 : spin_rounds),
-      yield_rounds_(shares_cores ? shared_core_yield_rounds : yield_rounds),
-      poll_before_park_ticks_(
-          idle_poll_ && !shares_cores
-              ? std::uint64_t(double(inline_poll_before_park.count()) * ticks_per_us())
-              : 0) {
+      spin_ticks_(std::uint64_t(double(spin_us) * ticks_per_us())),
+      poll_always_(when == poll_when::always) {
     for (int i = 0; i < workers; ++i)
         workers_.push_back(std::make_unique<worker>());
 }
@@ -212,7 +196,7 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
     // network before it goes on, however short its items: policy messages are answered while
     // long handlers yield, and a handler that yields until a message comes gets it. Looked at
     // here, where the clock is read anyway.
-    if (idle_poll_ && quantum_ticks_) {
+    if (idle_poll_ && poll_always_ && quantum_ticks_) {
         if (self.poll_due == std::numeric_limits<std::uint64_t>::max()) { // polled since
             self.poll_due = slice_deadline;
         } else if (start >= self.poll_due) {
@@ -235,7 +219,7 @@ void worker_pool::run_worker(int index) {
         thread_hook_(thread_hook_context_, index, true);
     auto& self = *workers_[index];
     int idle_rounds = 0;
-    std::uint64_t idle_since = 0;  // when the current idle stretch began, if polling before parks
+    std::uint64_t idle_since = 0;  // when the current idle stretch began, if spinning
     const bool stats = stats_on(); // fixed while the workers run
     std::uint64_t round_start = 0;
     while (!stopping_.load(std::memory_order_acquire)) {
@@ -252,30 +236,33 @@ void worker_pool::run_worker(int index) {
         }
         if (item_hook_)
             item_hook_(item_hook_context_, index, true);
-        if (idle_poll_) {
+        // One clock reading per idle round while spinning: the spin's end, and the start of the
+        // slice of what the poll finds (see below).
+        const std::uint64_t now = spin_ticks_ ? now_ticks() : 0;
+        if (idle_rounds++ == 0)
+            idle_since = now;
+        const bool spinning = spin_ticks_ && now - idle_since < spin_ticks_;
+        if (idle_poll_ && (poll_always_ || spinning)) {
             self.poll_due = std::numeric_limits<std::uint64_t>::max();
             // The slice of what the poll finds starts now: reading the clock costs about 9 ns,
             // spent here while waiting for a message instead of on the message's way to its
             // handler. The item starts one poll later (more if the poll ran urgent handlers or
             // periodic work), so its quantum may end that much early, never late.
-            std::uint64_t before = quantum_ticks_ && !stats ? now_ticks() : 0;
+            std::uint64_t before = quantum_ticks_ && !stats ? (now ? now : now_ticks()) : 0;
             if (idle_poll_()) {
                 self.polled_at = before;
                 idle_rounds = 0;
                 continue;
             }
         }
-        if (++idle_rounds == 1 && poll_before_park_ticks_)
-            idle_since = now_ticks();
-        if (idle_rounds < spin_rounds_) {
+        if (spinning) {
             cpu_relax();
-        } else if (idle_rounds < yield_rounds_ ||
-                   (poll_before_park_ticks_ &&
-                    now_ticks() - idle_since < poll_before_park_ticks_)) {
+        } else if (!spin_ticks_ && idle_rounds < shared_core_yield_rounds) {
             sched_yield();
         } else {
-            auto timeout = idle_poll_ ? std::chrono::nanoseconds(idle_sleep_inline)
-                                      : std::chrono::nanoseconds(idle_sleep_dedicated);
+            auto timeout = poll_always_ && idle_poll_
+                               ? std::chrono::nanoseconds(idle_sleep_inline)
+                               : std::chrono::nanoseconds(idle_sleep_dedicated);
             self.park.park(timeout, [this] {
                 return any_work() || stopping_.load(std::memory_order_acquire);
             });

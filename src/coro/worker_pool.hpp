@@ -3,9 +3,11 @@
 // Each worker owns a lock-free queue (moodycamel) of system work: message dispatch and resumed
 // coroutines. A worker pops its own queue first, then asks the application scheduler (object
 // handlers, see src/lb), then steals from workers picked at random; with nothing to do it asks
-// the idle hook (inline progress) and backs off: spin, then sched_yield, then sleep on a futex
-// until a push or wake_one() wakes it. `active()` counts items queued or running; quiescence
-// detection reads it.
+// the idle hook (inline progress) and backs off. On cores of its own it spins (a pause between
+// looks) for the spin time, so that work pushed meanwhile is handed over through memory, then
+// sleeps on a futex until a push or wake_one() wakes it; on shared cores spinning would only
+// delay the thread that brings the work, so it yields a few times and sleeps. `active()` counts
+// items queued or running; quiescence detection reads it.
 #pragma once
 
 #include <atomic>
@@ -34,11 +36,16 @@ class worker_pool {
     // app_work(worker, item): the next application item, if any. May be empty.
     using app_source = std::function<bool(int worker, work_item& w)>;
 
-    // idle_poll: called by idle workers, and in between items once the quantum has run out;
-    // returns true if it found something to do. May be empty. shares_cores: the threads of the
-    // node outnumber its cores, so idle workers sleep early instead of spinning.
+    // Who may call the idle poll (the network). inline progress: idle workers always, and busy
+    // ones in between items once the quantum has run out: they are the rank's only pollers.
+    // dedicated: only while they spin, so that a message for an idle worker is received and run
+    // by that worker, with no hand-off; the progress thread polls the rest of the time.
+    enum class poll_when { always, while_spinning };
+
+    // idle_poll: returns true if it found something to do. May be empty. spin_us: how long an
+    // idle worker spins before it sleeps; 0 when the threads share cores (see core_sharing.hpp).
     worker_pool(int workers, std::uint64_t quantum_us, std::function<bool()> idle_poll,
-                bool shares_cores = false);
+                std::uint64_t spin_us = 0, poll_when when = poll_when::always);
 
     // Installs the application work source and its "anything there?" test. Before start().
     void set_app_source(app_source source, std::function<bool()> has_app_work) {
@@ -139,8 +146,8 @@ class worker_pool {
     thread_hook thread_hook_ = nullptr;
     void* thread_hook_context_ = nullptr;
     std::uint64_t quantum_ticks_;
-    int spin_rounds_, yield_rounds_;       // idle back-off ladder, see worker_pool()
-    std::uint64_t poll_before_park_ticks_; // inline progress on cores of its own, see there
+    std::uint64_t spin_ticks_; // an idle worker spins this long before it parks; 0: it yields
+    bool poll_always_;         // poll_when::always
     std::atomic<std::int64_t> active_{0};
     std::atomic<std::uint32_t> next_{0};
     std::atomic<bool> stopping_{false};
@@ -148,5 +155,13 @@ class worker_pool {
 
 // Ticks of detail::now_ticks() per microsecond, measured once.
 double ticks_per_us();
+
+// One round of a spin-wait: tells the core that this thread waits (a pause instruction), which
+// frees its execution resources for the sibling hyperthread and saves power.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 } // namespace prema::detail

@@ -89,6 +89,41 @@ constexpr option options[] = {
      "Preemption quantum in µs: a yield point suspends a coroutine that has run longer than "
      "this, so queued messages get a turn. `0` disables yield points.",
      [](config& c, const std::string& v) { c.quantum_us = parse_unsigned("quantum-us", v); }},
+    {"spin-us", "N", "1000", true,
+     "When a rank's threads have cores of their own: how long an idle worker spins before it "
+     "sleeps, and how long the progress thread of an idle rank polls on (it never sleeps while "
+     "the rank has work). Work that comes meanwhile is handed over through memory, not a "
+     "wake-up. `0`: sleep at once. Threads that share cores never spin; see \"Progress and "
+     "backoff\".",
+     [](config& c, const std::string& v) {
+         c.spin_us = parse_unsigned("spin-us", v);
+         if (c.spin_us > 10'000'000)
+             throw usage_error("option --prema-spin-us: " + v + " is above 10 s");
+     }},
+    {"pin", "on|off", "on", true,
+     "When a rank's threads have cores of their own: pin each (workers, then the progress "
+     "thread) to one core of the rank's affinity mask, its share of it when ranks of the node "
+     "have the same mask. The thread that called `run()` gets its own affinity back afterwards.",
+     [](config& c, const std::string& v) {
+         if (v == "on")
+             c.pin = true;
+         else if (v == "off")
+             c.pin = false;
+         else
+             throw usage_error("option --prema-pin: '" + v + "' is not one of on, off");
+     }},
+    {"loopback", "direct|mpi", "direct", true,
+     "How a message to the sender's own rank travels: `direct` to a worker's queue, `mpi` "
+     "through MPI and the progress engine like any other (to measure or test that path on one "
+     "rank).",
+     [](config& c, const std::string& v) {
+         if (v == "direct")
+             c.loopback_mpi = false;
+         else if (v == "mpi")
+             c.loopback_mpi = true;
+         else
+             throw usage_error("option --prema-loopback: '" + v + "' is not one of direct, mpi");
+     }},
     {"lb", "NAME", "none", true,
      "Load-balancing policy: `none`, `work_stealing`, `diffusion`, `master_worker`, "
      "`heat_diffusion`, or one the program registered. Any but `none` balances from the start "

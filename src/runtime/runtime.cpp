@@ -475,20 +475,31 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         });
     const int threads = st.cfg.workers + (inline_mode ? 0 : 1);
     const bool shares_core = cores.shared(threads);
+    const std::uint64_t spin_us = detail::idle_spin_us(cores, threads, st.cfg.spin_us);
     st.progress_runs_handlers = shares_core && !inline_mode;
+    if (st.cfg.pin)
+        st.pin_cpus = detail::pin_plan(cores, threads);
+    st.engine->set_spin_us(spin_us);
     if (shares_core) {
-        st.engine->set_shares_core(true);
         if (st.rank == 0)
             detail::log().info("{} rank(s) x {} thread(s) on {} core(s) ({} for this rank): "
                                "idle threads sleep instead of spinning{}",
                                cores.node_ranks, threads, cores.node_cores, cores.own_cores,
                                inline_mode ? "" : "; --prema-progress inline saves a thread");
     }
+    // Dedicated progress on cores of its own: spinning workers poll too, so that a message for
+    // an idle worker involves no hand-off (progress_engine::share_polling), if MPI lets several
+    // threads call it in turn.
+    const bool workers_poll = !inline_mode && spin_us > 0 && provided >= MPI_THREAD_SERIALIZED;
+    if (workers_poll)
+        st.engine->share_polling();
     std::function<bool()> idle_poll;
-    if (inline_mode)
+    if (inline_mode || workers_poll)
         idle_poll = [e = st.engine.get()] { return e->try_poll(); };
-    st.workers = std::make_unique<detail::worker_pool>(st.cfg.workers, st.cfg.quantum_us,
-                                                       std::move(idle_poll), shares_core);
+    using poll_when = detail::worker_pool::poll_when;
+    st.workers = std::make_unique<detail::worker_pool>(
+        st.cfg.workers, st.cfg.quantum_us, std::move(idle_poll), spin_us,
+        inline_mode ? poll_when::always : poll_when::while_spinning);
     st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
     // A batch is one message: it must fit a receive slot and the largest message allowed.
     std::size_t batch_bytes =
@@ -523,8 +534,13 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         });
     st.workers->set_thread_hook(
         [](void* context, int worker, bool starting) {
-            auto& outboxes = static_cast<detail::runtime_state*>(context)->outboxes;
-            detail::tls_outbox = starting ? &outboxes[std::size_t(worker)] : nullptr;
+            auto& st = *static_cast<detail::runtime_state*>(context);
+            detail::tls_outbox = starting ? &st.outboxes[std::size_t(worker)] : nullptr;
+            thread_local std::unique_ptr<detail::thread_pin> pin;
+            if (starting && !st.pin_cpus.empty())
+                pin = std::make_unique<detail::thread_pin>(st.pin_cpus[std::size_t(worker)]);
+            else
+                pin.reset();
         },
         &st);
     st.workers->set_app_source(
@@ -572,7 +588,10 @@ int runtime::run(entry_fn entry) {
          &st});
     if (st.cfg.progress == progress_mode::dedicated) {
         st.workers->start(0);
-        st.engine->run(st.phase_over);
+        {
+            detail::thread_pin pin(st.pin_cpus.empty() ? -1 : st.pin_cpus.back());
+            st.engine->run(st.phase_over);
+        }
         st.workers->stop();
     } else {
         st.workers->start(1);

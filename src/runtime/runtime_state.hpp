@@ -40,6 +40,7 @@ struct runtime_state {
     std::uint64_t aggregate_ticks = 0;   // --prema-aggregate-us in now_ticks() units
     // Dedicated progress thread on shared cores: it runs messages while every worker sleeps.
     bool progress_runs_handlers = false;
+    std::vector<int> pin_cpus; // --prema-pin: a core per worker, then the progress thread's
     std::unique_ptr<balancer> lb;
     std::unique_ptr<io_reactor> io; // checkpoint file I/O, reaped by the progress engine's tick
     std::unique_ptr<coordinator> checkpoints; // checkpoint and restart rounds

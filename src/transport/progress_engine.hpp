@@ -7,8 +7,9 @@
 // order; a split-phase header makes poll() post the payload receive at once. Complete messages
 // go to `deliver`. poll() also runs the termination waves.
 //
-// poll() runs on one thread at a time: the dedicated progress thread, or (inline mode) an idle
-// worker that won try_poll()'s lock.
+// poll() runs on one thread at a time: the dedicated progress thread, or an idle worker that won
+// try_poll()'s lock (inline mode; and in dedicated mode on cores of its own, a spinning worker,
+// while the progress thread stays off MPI: see share_polling).
 #pragma once
 
 #include <atomic>
@@ -101,8 +102,15 @@ class progress_engine {
     // rather than after another test of MPI (inline mode).
     bool poll(bool one_header = false);
 
-    // poll() if no other thread is polling (inline mode).
+    // poll() if no other thread is polling (an idle worker).
     bool try_poll();
+
+    // Dedicated mode on cores of its own, with MPI_THREAD_SERIALIZED or more: spinning workers
+    // poll too (try_poll), and while one does the progress thread leaves MPI to it, so that a
+    // message for an idle worker is received and run by that worker, and its reply sent by it,
+    // with no hand-off between threads. Workers' posts then start their sends themselves when
+    // nobody polls. Before run().
+    void share_polling();
 
     // Polls with backoff until `stop` is set (the dedicated progress thread's loop).
     void run(const std::atomic<bool>& stop);
@@ -123,9 +131,10 @@ class progress_engine {
     std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_acquire); }
     std::uint64_t received() const noexcept { return received_.load(); }
 
-    // Whether the thread in run() shares its core: then it does not busy-poll and yields only a
-    // few times before it sleeps, since spinning or yielding only delays the thread it waits for.
-    void set_shares_core(bool shares) noexcept { shares_core_ = shares; }
+    // How long the thread in run() polls on after the last traffic once its rank is idle (it
+    // never sleeps while the rank has work); 0 when it shares its core: then it yields for a
+    // little while and sleeps, since polling would only delay the thread it waits for.
+    void set_spin_us(std::uint64_t us);
 
     // Wakes the dedicated thread if it sleeps.
     void wake() noexcept { parker_.unpark(); }
@@ -202,7 +211,7 @@ class progress_engine {
     std::vector<int> done_indices_;
     int next_payload_tag_ = first_payload_tag;
     int max_tag_ = 32767;
-    bool shares_core_ = false;
+    std::uint64_t spin_ticks_ = 0; // see set_spin_us
     int polls_since_sweep_ = 0;
     flow_control flow_;
     std::vector<int> probe_dests_; // destinations left with bytes no send will acknowledge
@@ -224,7 +233,13 @@ class progress_engine {
     // drain_uncounted(), which then drops what still arrives instead of delivering it.
     std::uint64_t wire_sent_ = 0, wire_received_ = 0;
     bool draining_ = false;
-    try_mutex poll_mutex_; // inline mode: the worker that polls
+    try_mutex poll_mutex_; // the thread that polls, when workers may (see share_polling)
+    bool shared_polling_ = false;
+    // now_ticks() of a worker's recent try_poll: a worker writes it only once it is
+    // worker_poll_note_ticks_ old, so that the progress thread's reads of it do not cost every
+    // poll of the worker a cache miss.
+    std::atomic<std::uint64_t> worker_polled_at_{0};
+    std::uint64_t worker_poll_note_ticks_ = 0;
     parker parker_;
 };
 

@@ -17,11 +17,13 @@ double micros(clk::duration d) {
 
 // One chain at a time per process: rank 0's handlers stamp every pong.
 struct chain_state {
+    int far = 1;                         // where pings go: rank 1, or 0 itself (hand-off)
     int left = 0;                        // pongs still expected
     std::vector<clk::time_point> stamps; // [0]: first ping sent; then one per pong
 } chain;
 
-void start_chain(int pongs) {
+void start_chain(int pongs, int far) {
+    chain.far = far;
     chain.left = pongs;
     chain.stamps.clear();
     chain.stamps.reserve(std::size_t(pongs) + 1);
@@ -37,7 +39,7 @@ std::vector<double> timed_round_trips(int warmup) {
 
 task<> pong(std::vector<char> payload);
 
-// Runs on rank 1: bounce the payload straight back.
+// Runs on the far rank: bounce the payload straight back.
 task<> ping(std::vector<char> payload) {
     co_await send(0, fn<&pong>, std::move(payload));
 }
@@ -46,7 +48,7 @@ task<> ping(std::vector<char> payload) {
 task<> pong(std::vector<char> payload) {
     chain.stamps.push_back(clk::now());
     if (--chain.left > 0)
-        co_await send(1, fn<&ping>, std::move(payload));
+        co_await send(chain.far, fn<&ping>, std::move(payload));
 }
 
 task<> ball_pong(ball&, ball_ptr to, ball_ptr me, std::vector<char> payload);
@@ -103,17 +105,24 @@ std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int it
 
 task<std::vector<double>> transport_pingpong(std::size_t bytes, int warmup, int iters) {
     if (rank() == 0) {
-        start_chain(warmup + iters);
+        start_chain(warmup + iters, 1);
         co_await send(1, fn<&ping>, std::vector<char>(bytes, 'x'));
     }
     co_await quiescence(); // every rank: the chain has ended
     co_return rank() == 0 ? timed_round_trips(warmup) : std::vector<double>{};
 }
 
+task<std::vector<double>> handoff_pingpong(std::size_t bytes, int warmup, int iters) {
+    start_chain(warmup + iters, 0);
+    co_await send(0, fn<&ping>, std::vector<char>(bytes, 'x'));
+    co_await quiescence();
+    co_return timed_round_trips(warmup);
+}
+
 task<std::vector<double>> object_pingpong(ball_ptr mine, ball_ptr theirs, std::size_t bytes,
                                           int warmup, int iters) {
     if (rank() == 0) {
-        start_chain(warmup + iters);
+        start_chain(warmup + iters, 1);
         co_await send(theirs, fn<&ball_ping>, mine, theirs, std::vector<char>(bytes, 'x'));
     }
     co_await quiescence();

@@ -28,6 +28,13 @@ std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int it
 // The timed round trips on rank 0, empty elsewhere.
 task<std::vector<double>> transport_pingpong(std::size_t bytes, int warmup, int iters);
 
+// On a runtime of one rank whose messages to itself go through MPI (--prema-loopback mpi): the
+// same chain from the rank to itself. With dedicated progress every message crosses from the
+// worker to the progress thread and back (the hand-off a message from another node pays);
+// inline, the worker that sends it also receives and runs it. The timed round trips (two
+// messages each).
+task<std::vector<double>> handoff_pingpong(std::size_t bytes, int warmup, int iters);
+
 // A mobile object with no state, the end of an object ping-pong.
 struct ball {
     template <class Ar> void serialize(Ar&) {}
