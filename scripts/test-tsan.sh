@@ -3,7 +3,7 @@
 # under it; any data race or lock-order report outside the suppressions
 # (tests/sanitizers/tsan.supp) fails its test.
 #   bash scripts/test-tsan.sh                  # everything: the whole suite
-#   bash scripts/test-tsan.sh --subset         # CI's share: worker pool, transport, objects, lb
+#   bash scripts/test-tsan.sh --subset         # CI's share: worker pool, transport, objects, lb, hand-off
 #   bash scripts/test-tsan.sh -R test_objects  # further ctest args pass through
 set -euo pipefail
 
@@ -14,7 +14,8 @@ build="${build:-$root/build-tsan}"
 # TSan slows ranks 5-15x: the whole suite takes ~5 minutes on 2 cores, too much for CI's
 # budget next to the normal and ASan suites. CI runs the tests of the concurrent core (one
 # binary each: all their ranks counts) and builds only those.
-subset=(test_worker_pool test_transport test_objects test_lb_policies test_lb_cluster)
+subset=(test_worker_pool test_transport test_objects test_lb_policies test_lb_cluster test_handoff
+        test_loopback)
 targets=(--target prema_tested)
 filter=(-E '^install_consumer$') # an uninstrumented outside project cannot link libprema.a
 if [ "${1:-}" = --subset ]; then
