@@ -353,6 +353,42 @@ prema::task<int> read_self(const walker&, prema::mobile_ptr<walker> self) {
 }
 } // namespace
 
+namespace {
+struct ledger {
+    std::vector<int> entries;
+    template <class Ar> void serialize(Ar& ar) { ar(entries); }
+};
+
+int enter(ledger& l, int v) {
+    l.entries.push_back(v);
+    return int(l.entries.size());
+}
+} // namespace
+
+TEST_CASE("a call made first and awaited after a later one to the same object runs after it") {
+    // The request is numbered when it is sent (awaited), not when it is made: numbered at
+    // creation, the object held the second call behind the first, which its caller sends only
+    // after the second call's reply, and the job went quiet with the entry waiting.
+    captured();
+    prema::runtime rt(MPI_COMM_WORLD);
+    checker check;
+    int rc = rt.run([&]() -> prema::task<> {
+        const int me = prema::rank(), next = (me + 1) % prema::ranks();
+        auto mp = co_await prema::create<ledger>(next);
+        auto first = prema::call(mp, prema::fn<&enter>, 1);
+        int second = co_await prema::call(mp, prema::fn<&enter>, 2);
+        int later = co_await first;
+        check(second == 1 && later == 2, "the call awaited second did not run second");
+        // Made and never awaited: it still runs, in its place in the order of sending.
+        { auto dropped = prema::call(mp, prema::fn<&enter>, 3); }
+        check(co_await prema::call(mp, prema::fn<&enter>, 4) == 4, "the dropped call did not run");
+        check.done = true;
+    });
+    CHECK(rc == 0);
+    report(check);
+    CHECK(captured().take() == "");
+}
+
 TEST_CASE("a handler that migrates its own object moves it once the handler has ended") {
     captured();
     prema::runtime rt(MPI_COMM_WORLD);

@@ -208,11 +208,10 @@ void post_cancelled(const object_send_slot& slot) noexcept {
     }
 }
 
-int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w) {
+void check_object_message(object_id id, byte_writer& w) {
+    if (id.null())
+        throw usage_error("message to a null mobile_ptr");
     check_payload(message_handler, w);
-    auto slot = next_object_message(id, op, handler);
-    w.patch(0, &slot.header, sizeof slot.header);
-    return slot.dest;
 }
 
 } // namespace prema::detail

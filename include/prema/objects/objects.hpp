@@ -56,9 +56,9 @@ std::uint64_t object_message_id() noexcept;
 // Reserves room for the header at the start of `w`.
 void begin_object_message(byte_writer& w);
 
-// Checks the size, assigns the next sequence number for `id`, fills the header in and returns
-// the best-guess rank of the object. Throws usage_error for a null pointer.
-int finish_object_message(object_id id, object_op op, std::uint64_t handler, byte_writer& w);
+// Checks the size of a message to `id` and that `id` is not null (usage_error); its header is
+// filled in when it is sent (see object_request).
+void check_object_message(object_id id, byte_writer& w);
 
 // Registers a new object on this rank and names it.
 object_id adopt_local_object(void* obj, const object_type& type);
@@ -137,8 +137,12 @@ void run_after_handler(const held_access& held, const object_target& t);
 // serves it only after the handler ends: migrate and destroy take effect once the handler has
 // ended and the handler goes on at once; calls and acquires that need access the handler's
 // own excludes throw usage_error; shared access asked from a shared handler is granted beside
-// it. Either way the request's message still goes, as a no-op when it is not awaited, because
-// later requests from this rank are numbered after it.
+// it. Either way the request's message still goes, as a no-op when it is not awaited.
+//
+// A request takes its place in this rank's order of messages to the object (its sequence number)
+// when it is sent, that is when it is awaited (or dropped unawaited), not when it is made: a
+// request made first and awaited after another one to the same object runs after that one,
+// instead of holding it back forever (`auto a = call(mp, f); co_await call(mp, g); co_await a;`).
 template <class R> class object_request : public call_awaiter<R> {
   public:
     template <class Write>
@@ -147,14 +151,22 @@ template <class R> class object_request : public call_awaiter<R> {
                           [&](byte_writer& w) {
                               begin_object_message(w);
                               write(w);
-                              return finish_object_message(t.object, t.op, t.handler, w);
+                              check_object_message(t.object, w);
+                              return -1; // see number()
                           }),
           target_(t) {
         this->describe = &describe_self;
     }
+    object_request(object_request&&) noexcept = default;
+    // Dropped unawaited: the base sends it, numbered now.
+    ~object_request() {
+        if (this->unsent())
+            number();
+    }
 
     // false: not suspended (a migrate or destroy from the object's own handler).
     template <class P> bool await_suspend(std::coroutine_handle<P> h) {
+        number();
         if constexpr (std::is_base_of_v<access_context, P>) {
             if (auto* held = h.promise().holder; held && held->object == target_.object) {
                 if (target_.op == object_op::migrate || target_.op == object_op::destroy) {
@@ -173,6 +185,14 @@ template <class R> class object_request : public call_awaiter<R> {
     }
 
   private:
+    // The next sequence number from this rank and the object's best-guess rank, just before the
+    // request is sent.
+    void number() noexcept {
+        auto slot = next_object_message(target_.object, target_.op, target_.handler);
+        this->request().patch(0, &slot.header, sizeof slot.header);
+        this->dest = slot.dest;
+    }
+
     void cancel() {
         object_op cancelled = object_op::cancelled;
         this->request().patch(offsetof(object_header, op), &cancelled, sizeof cancelled);

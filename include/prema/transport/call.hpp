@@ -149,6 +149,8 @@ template <class R> class call_awaiter : protected pending_call {
   protected:
     // The request as written, before it is sent.
     byte_writer& request() noexcept { return writer_; }
+    // Not sent yet: neither awaited nor sent unawaited.
+    bool unsent() const noexcept { return msg_ != nullptr; }
 
     // Sends the request without a token: it runs, and nobody waits for its reply.
     void send_unawaited() { post(std::exchange(msg_, nullptr), dest, handler, 0, writer_); }
