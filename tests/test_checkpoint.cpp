@@ -90,6 +90,23 @@ std::vector<prema::mobile_ptr<cell>> gather(const std::vector<prema::mobile_ptr<
     return all;
 }
 
+// Makes `count` cells on every rank in one phase of `rt`, cell i tagged and holding `size(i)`
+// values 0.25 * (i + 1), and returns every rank's cells.
+template <class Size>
+std::vector<prema::mobile_ptr<cell>> create_cells(prema::runtime& rt, int count, Size size) {
+    std::vector<prema::mobile_ptr<cell>> mine;
+    REQUIRE(rt.run([&]() -> prema::task<> {
+        for (int i = 0; i < count; ++i) {
+            cell c;
+            c.tag = std::uint64_t(prema::rank() * 100 + i);
+            c.data.assign(size(i), 0.25 * (i + 1));
+            mine.push_back(prema::make_mobile<cell>(std::move(c)));
+        }
+        co_return;
+    }) == 0);
+    return gather(mine);
+}
+
 prema::task<double> total_digest(const std::vector<prema::mobile_ptr<cell>>& cells) {
     double sum = 0;
     for (auto mp : cells)
@@ -113,18 +130,8 @@ struct saved {
 // replaces the first); state changed after the checkpoint must not come back.
 saved build(const std::string& dir) {
     prema::runtime rt(MPI_COMM_WORLD);
-    std::vector<prema::mobile_ptr<cell>> mine;
-    REQUIRE(rt.run([&]() -> prema::task<> {
-        for (int i = 0; i < cells_per_rank; ++i) {
-            cell c;
-            c.tag = std::uint64_t(prema::rank() * 100 + i);
-            c.data.assign(std::size_t(200 + 50 * i), 0.25 * (i + 1));
-            mine.push_back(prema::make_mobile<cell>(std::move(c)));
-        }
-        co_return;
-    }) == 0);
     saved s;
-    s.r.cells = gather(mine);
+    s.r.cells = create_cells(rt, cells_per_rank, [](int i) { return std::size_t(200 + 50 * i); });
     s.r.step = 42;
     REQUIRE(rt.run([&]() -> prema::task<> {
         co_await send_numbers(s.r.cells, 0);
@@ -227,17 +234,7 @@ struct big_cells {
     prema::runtime rt{MPI_COMM_WORLD};
     root r;
     big_cells() {
-        std::vector<prema::mobile_ptr<cell>> mine;
-        REQUIRE(rt.run([&]() -> prema::task<> {
-            for (int i = 0; i < 3; ++i) {
-                cell c;
-                c.tag = std::uint64_t(prema::rank() * 100 + i);
-                c.data.assign(i == 1 ? 600'000 : 100, 0.25 * (i + 1));
-                mine.push_back(prema::make_mobile<cell>(std::move(c)));
-            }
-            co_return;
-        }) == 0);
-        r.cells = gather(mine);
+        r.cells = create_cells(rt, 3, [](int i) { return std::size_t(i == 1 ? 600'000 : 100); });
         uring = prema::detail::state().io->uses_uring();
     }
     // Sends the next numbers to every cell, runs `arm` on this rank, checkpoints to `dir`:
@@ -383,17 +380,7 @@ TEST_CASE("stale listings: every rank takes rank 0's number; the previous checkp
     std::string failure;
     {
         prema::runtime rt(MPI_COMM_WORLD);
-        std::vector<prema::mobile_ptr<cell>> mine;
-        REQUIRE(rt.run([&]() -> prema::task<> {
-            for (int i = 0; i < cells_per_rank; ++i) {
-                cell c;
-                c.tag = std::uint64_t(prema::rank() * 100 + i);
-                c.data.assign(300, 0.5);
-                mine.push_back(prema::make_mobile<cell>(std::move(c)));
-            }
-            co_return;
-        }) == 0);
-        r.cells = gather(mine);
+        r.cells = create_cells(rt, cells_per_rank, [](int) { return std::size_t(300); });
         // A (ckpt-000001), then B, whose directories never become durable: A must stay whole.
         REQUIRE(rt.run([&]() -> prema::task<> {
             co_await send_numbers(r.cells, 0);
@@ -466,6 +453,53 @@ TEST_CASE("stale listings: every rank takes rank 0's number; the previous checkp
     if (me == 0) {
         fs::remove_all(dir);
         fs::remove_all(first);
+    }
+}
+
+TEST_CASE("stale listings at restart: every rank loads the checkpoint rank 0 chose") {
+    auto dir = scratch("stale_restart"), older = scratch("stale_restart_older");
+    int me = world_rank();
+    root r;
+    double digest_new = 0;
+    {
+        prema::runtime rt(MPI_COMM_WORLD);
+        r.cells = create_cells(rt, cells_per_rank, [](int) { return std::size_t(30); });
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, 0);
+            co_await prema::checkpoint(dir, r); // ckpt-000001
+        }) == 0);
+        if (me == 0) {
+            fs::create_directories(older);
+            fs::copy(fs::path(dir) / "ckpt-000001", fs::path(older) / "ckpt-000001",
+                     fs::copy_options::recursive);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        REQUIRE(rt.run([&]() -> prema::task<> {
+            co_await send_numbers(r.cells, messages);
+            co_await prema::checkpoint(dir, r); // ckpt-000002, which replaces ckpt-000001
+            if (prema::rank() == 0)
+                digest_new = co_await total_digest(r.cells);
+        }) == 0);
+    }
+    // Both complete in the directory again; on the other ranks the listing lags behind the
+    // newest, as a shared file system's may.
+    if (me == 0)
+        fs::copy(fs::path(older) / "ckpt-000001", fs::path(dir) / "ckpt-000001",
+                 fs::copy_options::recursive);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Bcast(&digest_new, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (me != 0)
+        prema::detail::listing_view = [](std::optional<std::uint64_t>) {
+            return std::optional<std::uint64_t>(1);
+        };
+    std::string error;
+    CHECK(restored_digest(dir, error) == digest_new);
+    CHECK(error == "");
+    prema::detail::listing_view = nullptr;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        fs::remove_all(dir);
+        fs::remove_all(older);
     }
 }
 

@@ -128,7 +128,8 @@ task<> run_checked(std::vector<io_op>& ops) {
         op.check();
 }
 
-// Checkpoints are dir/ckpt-NNNNNN; the highest N, among complete ones (with a manifest) or all.
+// Checkpoints are dir/ckpt-NNNNNN; the highest N, among complete ones (with a manifest) or all,
+// as this rank's listing shows it (see listing_view).
 std::optional<std::uint64_t> newest(const fs::path& dir, bool complete) {
     std::optional<std::uint64_t> best;
     for (auto& entry : fs::directory_iterator(dir)) {
@@ -144,7 +145,7 @@ std::optional<std::uint64_t> newest(const fs::path& dir, bool complete) {
         if (!best || n > *best)
             best = n;
     }
-    return best;
+    return listing_view ? listing_view(best) : best;
 }
 
 std::string checkpoint_path(const std::string& dir, std::uint64_t seq) {
@@ -526,7 +527,7 @@ task<> write_checkpoint(std::string dir, byte_vector root, std::uint64_t root_ty
         // and a rank that took the previous checkpoint's number would truncate its files.
         if (me == 0) {
             auto found = newest(dir, false);
-            auto seq = (listing_view ? listing_view(found) : found).value_or(0) + 1;
+            auto seq = found.value_or(0) + 1;
             std::lock_guard lock(coord().mutex);
             coord().seq = seq;
         }
@@ -593,15 +594,27 @@ task<> read_checkpoint(std::string dir, std::uint64_t root_type,
     std::string err;
     std::vector<record_ptr> recs;
     manifest m;
+    // One rank picks the checkpoint, as for writing: a rank whose listing lags would load an
+    // older one than the others, and the job would go on from a mixed state without noticing.
     try {
         std::error_code ec;
         if (!fs::is_directory(dir, ec))
             throw checkpoint_error(fmt::format("{}: no such checkpoint directory", dir));
-        auto seq = newest(dir, true);
-        if (!seq)
-            throw checkpoint_error(fmt::format(
-                "{}: no complete checkpoint (no ckpt-N directory with a manifest)", dir));
-        auto ck = checkpoint_path(dir, *seq);
+        if (me == 0) {
+            auto seq = newest(dir, true);
+            if (!seq)
+                throw checkpoint_error(fmt::format(
+                    "{}: no complete checkpoint (no ckpt-N directory with a manifest)", dir));
+            std::lock_guard lock(coord().mutex);
+            coord().seq = *seq;
+        }
+    } catch (...) {
+        err = describe_current();
+    }
+    co_await agree(err); // rank 0 has chosen before any rank asks
+    const std::uint64_t seq = co_await call(0, fn<&chosen_seq>);
+    try {
+        auto ck = checkpoint_path(dir, seq);
         auto text = co_await read_file(ck + "/manifest", std::nullopt);
         m = parse_manifest(
             std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
