@@ -248,7 +248,19 @@ TEST_SUITE("config") {
             args q{"prog", "--prema-quantum-us", "soon"};
             CHECK(contains(usage_message(q), "--prema-quantum-us"));
         }
+        SUBCASE("a word that is not one of the two") {
+            args a{"prog", "--prema-pin=maybe"};
+            CHECK(contains(usage_message(a), "--prema-pin: 'maybe' is not one of on, off"));
+            args b{"prog", "--prema-loopback", "tcp"};
+            CHECK(contains(usage_message(b), "--prema-loopback: 'tcp' is not one of mpi, direct"));
+            args c{"prog", "--prema-pin=off", "--prema-loopback=mpi"};
+            auto cfg = prema::config::from_args(c.argc, c.argv());
+            CHECK_FALSE(cfg.pin);
+            CHECK(cfg.loopback_mpi);
+        }
         SUBCASE("number out of range") {
+            args s{"prog", "--prema-spin-us=20000000"};
+            CHECK(contains(usage_message(s), "--prema-spin-us: 20000000 is above 10 s"));
             args a{"prog", "--prema-workers=0"};
             CHECK(contains(usage_message(a), "--prema-workers"));
             args b{"prog", "--prema-workers=100000"};

@@ -42,6 +42,15 @@ double parse_double(std::string_view name, const std::string& value) {
     return v;
 }
 
+// One of two words: true for `yes`, false for `no`.
+bool parse_either(std::string_view name, const std::string& value, std::string_view yes,
+                  std::string_view no) {
+    if (value == yes || value == no)
+        return value == yes;
+    throw usage_error(
+        fmt::format("option --prema-{}: '{}' is not one of {}, {}", name, value, yes, no));
+}
+
 bool parse_switch(std::string_view name, const std::string& value) {
     if (value == "1" || value == "true" || value == "on")
         return true;
@@ -104,25 +113,13 @@ constexpr option options[] = {
      "When a rank's threads have cores of their own: pin each (workers, then the progress "
      "thread) to one core of the rank's affinity mask, its share of it when ranks of the node "
      "have the same mask. The thread that called `run()` gets its own affinity back afterwards.",
-     [](config& c, const std::string& v) {
-         if (v == "on")
-             c.pin = true;
-         else if (v == "off")
-             c.pin = false;
-         else
-             throw usage_error("option --prema-pin: '" + v + "' is not one of on, off");
-     }},
+     [](config& c, const std::string& v) { c.pin = parse_either("pin", v, "on", "off"); }},
     {"loopback", "direct|mpi", "direct", true,
      "How a message to the sender's own rank travels: `direct` to a worker's queue, `mpi` "
      "through MPI and the progress engine like any other (to measure or test that path on one "
      "rank).",
      [](config& c, const std::string& v) {
-         if (v == "direct")
-             c.loopback_mpi = false;
-         else if (v == "mpi")
-             c.loopback_mpi = true;
-         else
-             throw usage_error("option --prema-loopback: '" + v + "' is not one of direct, mpi");
+         c.loopback_mpi = parse_either("loopback", v, "mpi", "direct");
      }},
     {"lb", "NAME", "none", true,
      "Load-balancing policy: `none`, `work_stealing`, `diffusion`, `master_worker`, "
