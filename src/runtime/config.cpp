@@ -305,7 +305,9 @@ std::string wrapped(std::string_view text, std::size_t indent, std::size_t width
             out += std::string(indent, ' ') + line + '\n';
             line.clear();
         }
-        line += (line.empty() ? "" : " ") + std::string(word);
+        if (!line.empty())
+            line += ' ';
+        line += word;
     }
     if (!line.empty())
         out += std::string(indent, ' ') + line + '\n';
@@ -342,10 +344,10 @@ config config::from_args(int& argc, char** argv) {
             throw usage_error("unknown runtime option --prema-" + name);
         if (eq != std::string_view::npos)
             value = arg.substr(eq + 1);
-        else if (!*o->value) // a switch: does not take the next argument
-            value = "1";
+        else if (!*o->value)      // a switch: does not take the next argument
+            value.assign(1, '1'); // not = "1": g++ 12 -O3 warns (-Wrestrict) there, wrongly
         else if (i + 1 >= argc)
-            throw usage_error("option --prema-" + name + " needs a value (" + o->value + ")");
+            throw usage_error(fmt::format("option --prema-{} needs a value ({})", name, o->value));
         else
             value = argv[++i];
         o->set(c, value);
@@ -364,8 +366,8 @@ std::string config::help() {
     for (auto& o : options) {
         std::string meaning = o.meaning;
         std::erase(meaning, '`');
-        text += fmt::format("\n  {}  [{}default {}]\n", flag_text(o),
-                            o.env_twin ? env_text(o) + ", " : "", default_text(o));
+        text += fmt::format("\n  {}  [{}{}default {}]\n", flag_text(o),
+                            o.env_twin ? env_text(o) : "", o.env_twin ? ", " : "", default_text(o));
         text += wrapped(meaning, 6, 74);
     }
     return text;
