@@ -1,11 +1,10 @@
-// Barker's closed-form model (PREMA thesis 2004, ch. 6; digest in
-// /work/shared/design/barker-2004-prema.md section 8), as written, for comparison with the round
-// model. The two-class fit stands for the workload; the heavy (alpha) objects are taken to fill
-// the first ranks, N/P objects per rank; the light (beta) ranks run dry first and then take one
-// alpha object per round until the alpha ranks have started everything. The lower bound uses the
-// classes' minimum weights and the shortest search for work (one probe), the upper bound their
-// maximum weights and the longest (every other rank probed); the prediction is the mean of the
-// two. With several workers a rank runs its objects W at a time.
+// Barker's closed-form model (K. Barker, PREMA thesis, 2004, ch. 6), as written, for comparison
+// with the round model. The two-class fit stands for the workload; the heavy (alpha) objects are
+// taken to fill the first ranks, N/P objects per rank; the light (beta) ranks run dry first and
+// then take one alpha object per round until the alpha ranks have started everything. The lower
+// bound uses the classes' minimum weights and the shortest search for work (one probe), the upper
+// bound their maximum weights and the longest (every other rank probed); the prediction is the mean
+// of the two. With several workers a rank runs its objects W at a time.
 #include <algorithm>
 #include <cmath>
 
