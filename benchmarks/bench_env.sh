@@ -21,6 +21,12 @@ bench_build() {
     cmake --build "$build" --target "$1" -j "$(nproc)"
 }
 
+# Filters a run's printed table: paths inside the repository become relative to it, so that the
+# results files name no folder of the machine that ran them.
+relative_paths() {
+    sed "s|$root/||g"
+}
+
 plot_with=""
 for py in python3 /usr/bin/python3; do
     if command -v "$py" > /dev/null && "$py" -c "import matplotlib" 2> /dev/null; then

@@ -15,5 +15,4 @@ bench_build checkpoint
 
 # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
 "$mpirun" "${as_root[@]}" --bind-to none ${MPIRUN_ARGS:-} -np 2 "$build/benchmarks/checkpoint" \
-    --dir "${SCRATCH:-$build/checkpoint_bench.tmp}" --json "$results/checkpoint.json" "$@" |
-    tee "$results/checkpoint.txt"
+    --dir "${SCRATCH:-$build/checkpoint_bench.tmp}" --json "$results/checkpoint.json" "$@" | relative_paths | tee "$results/checkpoint.txt"

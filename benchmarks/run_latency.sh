@@ -17,7 +17,7 @@ bench_build latency
 
 # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
 "$mpirun" "${as_root[@]}" ${MPIRUN_ARGS:-} -np 2 "$build/benchmarks/latency" \
-    --json "$results/latency.json" "$@" | tee "$results/latency.txt"
+    --json "$results/latency.json" "$@" | relative_paths | tee "$results/latency.txt"
 
 if [[ -n "$plot_with" ]]; then
     "$plot_with" "$root/benchmarks/plot_latency.py" "$results/latency.json" "$results/latency.png"
@@ -26,4 +26,4 @@ fi
 # shellcheck disable=SC2086
 "$mpirun" "${as_root[@]}" ${MPIRUN_ARGS:-} --mca btl tcp,self -np 2 "$build/benchmarks/latency" \
     --modes auto --no-rate --no-handoff --json "$results/latency_tcp.json" "$@" \
-    | tee "$results/latency_tcp.txt"
+    | relative_paths | tee "$results/latency_tcp.txt"

@@ -21,12 +21,12 @@ launch=(--oversubscribe --bind-to none "${as_root[@]}")
 
 # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
 "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 8 "$bin" --all --work sleep \
-    --json "$results/lb_synthetic.json" "$@" | tee "$results/lb_synthetic.txt"
+    --json "$results/lb_synthetic.json" "$@" | relative_paths | tee "$results/lb_synthetic.txt"
 
 if [[ "${SKIP_PREEMPTION:-0}" != 1 ]]; then
     # shellcheck disable=SC2086
     "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np 4 "$bin" --preemption \
-        --json "$results/lb_preemption.json" | tee "$results/lb_preemption.txt"
+        --json "$results/lb_preemption.json" | relative_paths | tee "$results/lb_preemption.txt"
 fi
 
 if [[ -n "$plot_with" ]]; then

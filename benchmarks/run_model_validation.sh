@@ -108,4 +108,4 @@ for point in "${points[@]}"; do
 done
 
 "${plot_with:-python3}" "$root/benchmarks/model_validation.py" "$raw" "$results/model_validation.json" \
-    "$results/model_validation.png" | tee "$results/model_validation.txt"
+    "$results/model_validation.png" | relative_paths | tee "$results/model_validation.txt"

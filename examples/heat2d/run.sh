@@ -32,7 +32,7 @@ for np in ${RANKS:-1 2 4}; do
     done
 done
 
-python3 - "$out" <<'PY' | tee "$out/heat2d.txt"
+python3 - "$out" <<'PY' | relative_paths | tee "$out/heat2d.txt"
 import glob, json, os, sys
 out = sys.argv[1]
 runs = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(out, "run_*.json")))]

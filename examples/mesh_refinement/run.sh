@@ -28,7 +28,7 @@ run() { # NAME NP [options...]
     shift 2
     # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
     "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np "$np" "$bin" "${common[@]}" \
-        --json "$out/$name.json" "$@" | tee "$out/$name.txt"
+        --json "$out/$name.json" "$@" | relative_paths | tee "$out/$name.txt"
 }
 run np4 4 --vtk "$out/mesh.vtk" "$@"
 run np2 2 "$@"

@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../common/example_env.sh" nbody
 for np in ${RANKS:-2 4}; do
     # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of words on purpose
     "$mpirun" "${launch[@]}" ${MPIRUN_ARGS:-} -np "$np" "$bin" --all \
-        --json "$out/nbody_np$np.json" "$@" | tee -a "$out/nbody.txt"
+        --json "$out/nbody_np$np.json" "$@" | relative_paths | tee -a "$out/nbody.txt"
     echo | tee -a "$out/nbody.txt"
 done
 echo "wrote $out/nbody.txt and $out/nbody_np*.json"
