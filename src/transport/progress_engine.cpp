@@ -30,8 +30,7 @@ constexpr double shared_core_yield_us = 100;
 // Shared polling: the progress thread stays off MPI while a worker has polled within this time;
 // longer, and the worker is busy with what it found (or parked): the progress thread polls, so
 // that urgent and balancing messages, batches and acknowledgements keep moving.
-constexpr double worker_poll_cover_us = 20;
-constexpr std::chrono::microseconds cover_sleep{20};
+constexpr std::chrono::microseconds worker_poll_cover{20};
 } // namespace
 
 namespace {
@@ -545,7 +544,7 @@ bool progress_engine::try_poll() {
 
 void progress_engine::share_polling() {
     shared_polling_ = true;
-    worker_poll_note_ticks_ = std::uint64_t(worker_poll_cover_us / 4 * ticks_per_us());
+    worker_poll_note_ticks_ = std::uint64_t(double(worker_poll_cover.count()) / 4 * ticks_per_us());
 }
 
 void progress_engine::set_spin_us(std::uint64_t us) {
@@ -561,7 +560,7 @@ void progress_engine::run(const std::atomic<bool>& stop) {
     static const std::uint64_t yield_ticks =
         std::uint64_t(double(shared_core_yield_us) * ticks_per_us());
     static const std::uint64_t cover_ticks =
-        std::uint64_t(double(worker_poll_cover_us) * ticks_per_us());
+        std::uint64_t(double(worker_poll_cover.count()) * ticks_per_us());
     std::uint64_t idle_since = 0;
     while (!stop.load(std::memory_order_acquire)) {
         bool moved;
@@ -571,7 +570,7 @@ void progress_engine::run(const std::atomic<bool>& stop) {
                 // in peace (spinning here, even with pause instructions, made the worker's
                 // hand-off 1.5x slower than inline here; asleep, 1.03x). Looks again after the
                 // cover time, or at once when a worker queues a send it could not start.
-                parker_.park(cover_sleep, [&] {
+                parker_.park(worker_poll_cover, [&] {
                     return outbox_.size_approx() > 0 || stop.load(std::memory_order_acquire);
                 });
                 idle_since = 0;
