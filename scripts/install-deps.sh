@@ -13,6 +13,7 @@ packages=(
   doctest-dev                  # tests
   libcereal-dev                # serialization of handler arguments and objects
   libcgal-dev                  # 2-D Delaunay mesher of examples/mesh_refinement (optional)
+  python3                      # the tests' time-against-timeout check (scripts/check-test-times.py)
   python3-matplotlib           # benchmark plots (benchmarks/plot_*.py); optional
 )
 
