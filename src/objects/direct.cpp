@@ -54,7 +54,7 @@ std::uint32_t claim_ahead(const object_record& rec, const object_header& h, std:
                           const incoming& in) {
     if (measuring() || !rec.early.empty())
         return 0;
-    batch_reader items(in.rest_of_batch);
+    batch_reader items(in.rest_of_batch());
     batch_item item;
     std::span<const std::byte> payload;
     std::uint32_t n = 0;
@@ -80,11 +80,22 @@ void run_direct(const object_handler_entry& handler, const object_header& h,
     auto& rec = held.rec;
     held.busy =
         invoke_plain(rec, handler, object_call{rec->object, h.origin, in.token, args, in.bulk});
+    ++held.runs;
+    // The messages claimed with this one run here too, taken from the batch: the transport's
+    // dispatch and this layer's look at each would only find what claim_ahead found.
+    batch_item item;
+    std::span<const std::byte> payload;
+    while (held.claimed && in.take_next(item, payload)) {
+        --held.claimed;
+        held.busy = invoke_plain(rec, handler,
+                                 object_call{rec->object, h.origin, item.token,
+                                             payload.subspan(sizeof(object_header)), nullptr});
+        ++held.runs;
+    }
     held.handler = &handler;
     held.origin = h.origin;
     held.expected = expected;
     held.load = load;
-    ++held.runs;
     if (!in.next_in_batch_for(message_id()))
         release_held();
 }

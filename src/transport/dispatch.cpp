@@ -1,6 +1,5 @@
 // Runs received messages on a worker: one message, or every message of a batch in the order
 // they were sent, each through its handler's invoker, with no copy and no queue hop in between.
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -47,22 +46,23 @@ void run_one(const handler_entry* e, std::uint64_t handler, const incoming& in) 
 
 // The progress engine checked the layout (check_batch) before delivering it.
 void run_batch(const wire_header& h, std::span<const std::byte> payload) {
-    batch_prefix prefix;
-    std::memcpy(&prefix, payload.data(), sizeof prefix);
-    batch_reader items(payload.subspan(sizeof prefix));
+    batch_reader items(payload.subspan(sizeof(batch_prefix)));
     // A batch usually repeats a few handlers: look each up once per run of equal ids.
     std::uint64_t looked_up = 0;
     const handler_entry* e = nullptr;
     batch_item item;
     std::span<const std::byte> args;
-    for (std::uint32_t i = 0; i < prefix.count && items.next(item, args); ++i) {
-        if (observing())
+    // A handler may take the items after its own (incoming::take_next): the loop goes on after
+    // them. check_batch made sure the prefix's count of items fills the payload exactly.
+    while (items.next(item, args)) {
+        const bool noting = observing();
+        if (noting)
             note_receive(h.source, item.handler, sizeof item + item.payload_bytes);
         if (item.handler != looked_up || !e) {
             e = find_handler(item.handler);
             looked_up = item.handler;
         }
-        run_one(e, item.handler, incoming{h.source, item.token, args, nullptr, items.rest()});
+        run_one(e, item.handler, incoming{h.source, item.token, args, nullptr, &items, !noting});
     }
 }
 

@@ -50,16 +50,28 @@ struct incoming {
     std::span<const std::byte> payload;
     bulk_buffer* bulk = nullptr;
     // The messages of its batch that run after it, on this thread and with nothing in between
-    // (batch_reader): a handler may look ahead at them.
-    std::span<const std::byte> rest_of_batch = {};
+    // (null outside a batch): a handler may look ahead at them and, if `may_take`, run some of
+    // them itself, taking them with take_next: the batch then goes on after them.
+    batch_reader* rest = nullptr;
+    // False while each message must pass the transport on its own (--prema-stats and
+    // --prema-trace note every message as it runs).
+    bool may_take = false;
 
-    bool more_in_batch() const noexcept { return !rest_of_batch.empty(); }
+    std::span<const std::byte> rest_of_batch() const noexcept {
+        return rest ? rest->rest() : std::span<const std::byte>{};
+    }
+    bool more_in_batch() const noexcept { return !rest_of_batch().empty(); }
     // Whether the next message of its batch is for `handler` too: a handler may keep what it
     // set up for that one.
     bool next_in_batch_for(std::uint64_t handler) const noexcept {
         batch_item next;
         std::span<const std::byte> payload;
-        return batch_reader(rest_of_batch).next(next, payload) && next.handler == handler;
+        return batch_reader(rest_of_batch()).next(next, payload) && next.handler == handler;
+    }
+    // The batch's next message, taken to run by the caller (a handler of the same kind that
+    // has checked it, as check_batch accepted its layout); false if none or not allowed.
+    bool take_next(batch_item& item, std::span<const std::byte>& payload) const noexcept {
+        return may_take && rest->next(item, payload);
     }
 };
 
