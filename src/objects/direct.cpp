@@ -159,7 +159,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
     const auto* handler = find_object_handler(h.handler);
     if (!handler)
         return false;
-    record_ptr rec = layer().dir.find(h.id).local;
+    record_ptr rec = layer().dir.local_record(h.id);
     if (!rec)
         return false;
     double load = 0;
