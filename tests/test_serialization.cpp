@@ -74,6 +74,14 @@ struct nested {
     bool operator==(const nested&) const = default;
 };
 
+// A mobile object's typical state: a vector of plain structs, which have no serialize().
+struct cells {
+    std::vector<pod> parts;
+    std::uint32_t step = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(parts, step); }
+    bool operator==(const cells&) const = default;
+};
+
 // Encodes `args` as `Params...` into a buffer with `capacity` inline bytes; returns the bytes.
 template <class... Params, class... Args>
 std::vector<std::byte> encode(std::size_t capacity, bool* spilled, Args&&... args) {
@@ -184,6 +192,27 @@ TEST_SUITE("serialization") {
         CHECK(r2 == rec);
         CHECK(n2 == n);
         CHECK(tail == 99);
+    }
+
+    TEST_CASE("a serialized type's vector of plain structs travels as one copy of its bytes") {
+        cells c{{pod{1, 2.5, {'a', 'b', 'c'}}, pod{-3, 0.25, {'x', 'y', 'z'}}}, 7};
+        auto bytes = encode<cells>(1 << 16, nullptr, c);
+        // A count, the elements' bytes as they are in memory (padding too), then the step.
+        REQUIRE(bytes.size() == sizeof(std::uint64_t) + 2 * sizeof(pod) + sizeof(std::uint32_t));
+        CHECK(std::memcmp(bytes.data() + sizeof(std::uint64_t), c.parts.data(), 2 * sizeof(pod)) ==
+              0);
+        auto [back] = round_trip<cells>(c);
+        CHECK(back == c);
+        SUBCASE("a garbled count throws wire_error without allocating") {
+            std::uint64_t garbled = std::uint64_t{1} << 40;
+            std::memcpy(bytes.data(), &garbled, sizeof garbled);
+            byte_reader r{std::span<const std::byte>(bytes)};
+            largest_allocation = 0;
+            tracking = true;
+            CHECK_THROWS_AS(read_args<cells>(r), prema::wire_error);
+            tracking = false;
+            CHECK(largest_allocation.load() < 4096);
+        }
     }
 
     TEST_CASE("byte_writer: stays inline up to capacity, spills beyond with identical content") {

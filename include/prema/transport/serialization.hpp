@@ -4,6 +4,8 @@
 // binary archive that writes straight into the message buffer (no iostreams): std::string,
 // std::vector, std::map, ... (include the matching <cereal/types/...> header or
 // <prema/prema.hpp>), and any type with a `template <class Ar> void serialize(Ar&)` member.
+// A std::vector of trivially copyable elements is one copy of its bytes wherever it appears,
+// also as a member of such a type (a mobile object's state when it migrates or is checkpointed).
 // Decoding never reads past the received bytes; a short or garbled payload throws wire_error.
 #pragma once
 
@@ -292,6 +294,29 @@ inline constexpr bool is_contiguous_bitwise<std::vector<T, A>> =
     is_bitwise<T> && !std::is_same_v<T, bool>;
 template <class C, class Tr, class A>
 inline constexpr bool is_contiguous_bitwise<std::basic_string<C, Tr, A>> = is_bitwise<C>;
+
+// Inside a serialized type (a mobile object's members, say), such a vector of structs travels
+// as one copy of its bytes too, as it does as an argument: cereal would write its elements one
+// by one, and could not write a struct without a serialize() at all. Arithmetic elements keep
+// cereal's own overload, which does the same. The layout is cereal's: a count, then the bytes.
+template <class T, class A>
+std::enable_if_t<is_bitwise<T> && !std::is_arithmetic_v<T>>
+CEREAL_SAVE_FUNCTION_NAME(output_archive& ar, const std::vector<T, A>& v) {
+    ar(cereal::make_size_tag(static_cast<cereal::size_type>(v.size())));
+    ar.saveBinary(v.data(), v.size() * sizeof(T));
+}
+template <class T, class A>
+std::enable_if_t<is_bitwise<T> && !std::is_arithmetic_v<T>>
+CEREAL_LOAD_FUNCTION_NAME(input_archive& ar, std::vector<T, A>& v) {
+    cereal::size_type n = 0;
+    ar(cereal::make_size_tag(n));
+    if (n > ar.remaining() / sizeof(T))
+        throw wire_error("garbled payload: vector of " + std::to_string(std::uint64_t(n)) +
+                         " elements of " + std::to_string(sizeof(T)) + " bytes in " +
+                         std::to_string(ar.remaining()) + " bytes");
+    v.resize(std::size_t(n));
+    ar.loadBinary(v.data(), v.size() * sizeof(T));
+}
 
 // Element types that may read the payload's bytes in place (the aliasing rule's exceptions).
 template <class E>
