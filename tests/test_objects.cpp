@@ -357,3 +357,35 @@ TEST_CASE("objects without a serialize member migrate through save/load function
         co_await prema::destroy(mp);
     }) == 0);
 }
+
+namespace {
+prema::mobile_ptr<counter_obj> who_am_i(const counter_obj& o) {
+    return prema::self(o);
+}
+// A coroutine handler names itself after it has been suspended (and may resume elsewhere).
+prema::task<prema::mobile_ptr<counter_obj>> who_am_i_later(counter_obj& o) {
+    co_await prema::yield_point();
+    co_return prema::self(o);
+}
+} // namespace
+
+TEST_CASE("prema::self names the object a handler was given, wherever it lives") {
+    prema::runtime rt(MPI_COMM_WORLD);
+    CHECK(rt.run([&]() -> prema::task<> {
+        int me = prema::rank(), n = prema::ranks();
+        auto mp = co_await prema::create<counter_obj>((me + 1) % n);
+        CHECK(co_await prema::call(mp, prema::fn<&who_am_i>) == mp);
+        co_await prema::migrate(mp, (me + 2) % n);
+        CHECK(co_await prema::call(mp, prema::fn<&who_am_i>) == mp);
+        CHECK(co_await prema::call(mp, prema::fn<&who_am_i_later>) == mp);
+        auto local = prema::make_mobile<counter_obj>();
+        {
+            auto g = co_await prema::acquire(local, prema::exclusive);
+            CHECK(prema::self(*g) == local);
+            counter_obj copy = *g;
+            CHECK_THROWS_AS((void)prema::self(copy), prema::usage_error);
+        }
+        co_await prema::destroy(mp);
+        co_await prema::destroy(local);
+    }) == 0);
+}

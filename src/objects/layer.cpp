@@ -25,6 +25,7 @@ std::string describe(object_id id) {
 }
 
 void destroy_object(object_record& rec, const object_entry& request) {
+    forget_address(rec);
     rec.type->destroy(rec.object);
     rec.object = nullptr;
     rec.gone_to = -2;
@@ -50,6 +51,7 @@ void hook_shutdown() {
         return;
     layer().hooked = &st;
     st.at_shutdown.push_back([] {
+        forget_all_addresses();
         for (auto& rec : layer().dir.clear())
             if (rec->object)
                 rec->type->destroy(rec->object);
@@ -68,6 +70,7 @@ object_id adopt_local_object(void* obj, const object_type& type) {
     rec->object = obj;
     rec->type = &type;
     layer().dir.set_local(rec->id, rank(), rec, 0);
+    note_address(*rec);
     return rec->id;
 }
 

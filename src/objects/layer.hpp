@@ -44,6 +44,12 @@ std::uint64_t update_id();
 // Makes the running runtime free this rank's objects at its shutdown.
 void hook_shutdown();
 
+// self.cpp: the addresses of the objects that live here, for prema::self. Noted once an object
+// is installed, forgotten before it is destroyed or leaves.
+void note_address(const object_record& rec);
+void forget_address(const object_record& rec);
+void forget_all_addresses();
+
 // routing.cpp
 // A message that cannot reach its object: the caller gets the error, a send is reported here.
 void fail(const object_entry& e, const std::string& why);

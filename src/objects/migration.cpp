@@ -91,6 +91,7 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     rec.handed.clear();
     rec.exclusive_running = false;
     rec.shared_running = 0;
+    forget_address(rec);
     rec.type->destroy(rec.object);
     rec.object = nullptr;
     rec.early.clear();
@@ -134,6 +135,7 @@ void on_install(const incoming& in) {
     hook_shutdown();
     int here = rank();
     layer().dir.set_local(rec->id, here, rec, rec->moves);
+    note_address(*rec);
     // The home keeps the route short (see forward); a home that shipped the object here
     // already knows.
     if (int home = home_of(rec->id); home != here && home != in.source)

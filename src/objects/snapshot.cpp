@@ -45,6 +45,7 @@ void install_restored(std::vector<record_ptr> records) {
         rec->expected.clear();
         ++rec->moves;
         layer().dir.set_local(rec->id, here, rec, rec->moves);
+        note_address(*rec);
         if (int home = home_of(rec->id); home != here)
             post_update(home, rec->id, here, rec->moves);
     }

@@ -6,6 +6,7 @@
 //   co_await prema::migrate(mp, other_rank);
 //   { auto g = co_await prema::acquire(mp, prema::exclusive); g->cells.clear(); }
 //   co_await prema::destroy(mp);
+//   auto me = prema::self(obj);  // in a handler of `obj`: its own mobile_ptr
 //
 // Messages from one rank to one object run in the order they were sent, even while the
 // object migrates. A message to a destroyed object or a pointer nobody created is an error:
@@ -62,6 +63,10 @@ void check_object_message(object_id id, byte_writer& w);
 
 // Registers a new object on this rank and names it.
 object_id adopt_local_object(void* obj, const object_type& type);
+
+// The id of the object at `object`, which lives here and is of the type `type_id` names;
+// usage_error otherwise (objects/self.cpp).
+object_id self_id(const void* object, std::uint64_t type_id, const char* type_name);
 
 // This rank's best guess of where `id` lives (-1: destroyed), its forwards so far, and the
 // object messages it ran on the worker that received them (objects/direct.cpp).
@@ -227,6 +232,15 @@ template <class T, class... A> mobile_ptr<T> make_mobile(A&&... args) {
     detail::check_mobile<T>();
     return mobile_ptr<T>(detail::adopt_local_object(new T(std::forward<A>(args)...),
                                                     detail::object_type_of<T>::value));
+}
+
+// The mobile_ptr of `object`, a mobile object that lives on this rank: in a handler, the
+// object it was given, so that it can pass itself on (`prema::self(cell)`) without every
+// message carrying its pointer. Throws usage_error if `object` is not a mobile T living here
+// (a copy, say). A handler holds its object, so the answer stays true while the handler runs.
+template <class T> mobile_ptr<T> self(const T& object) {
+    return mobile_ptr<T>(detail::self_id(std::addressof(object),
+                                         detail::object_type_of<T>::value.id, typeid(T).name()));
 }
 
 // Runs `handler(object, args...)` where the object lives; ordered per sending rank.
