@@ -50,6 +50,14 @@ prema::task<> overload_rank_0(int objects, int items) {
             co_await prema::send(mp, prema::fn<&work>);
 }
 
+// About 200 us of work without a yield point.
+void short_work(job& j) {
+    ++j.runs;
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
 const std::string never_balanced = "never balanced";
 
 // Runs `phases` in one runtime under `policy`, then returns how many times rank 0's log said
@@ -100,6 +108,32 @@ TEST_CASE("a named policy moves objects off an overloaded rank without enable_ba
     auto out = sum_over_ranks(stats.migrations_out), in = sum_over_ranks(stats.migrations_in);
     CHECK(out > 0);
     CHECK(out == in);
+}
+
+TEST_CASE("a busy rank answers steal requests between short items, not a quantum later") {
+    // Inline progress, one worker: rank 0's worker is the only thread that could answer a steal.
+    // It runs 400 items of 200 us back to back (80 ms), with a quantum longer than all of them:
+    // it must still serve the network between items, or the idle ranks get nothing.
+    if (world_size() < 2)
+        return;
+    prema::config cfg;
+    cfg.lb = "work_stealing";
+    cfg.lb_period_us = 200;
+    cfg.progress = prema::progress_mode::inline_;
+    cfg.quantum_us = 10'000'000;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(rt.run([]() -> prema::task<> {
+        if (prema::rank() != 0)
+            co_return;
+        std::vector<prema::mobile_ptr<job>> all;
+        for (int i = 0; i < 40; ++i)
+            all.push_back(prema::make_mobile<job>());
+        for (int k = 0; k < 10; ++k)
+            for (auto mp : all)
+                co_await prema::send(mp, prema::fn<&short_work>);
+    }) == 0);
+    auto in = sum_over_ranks(prema::rank() == 0 ? 0 : prema::lb::current_stats().migrations_in);
+    CHECK(in > 0);
 }
 
 TEST_CASE("enable_balancing(false) left on to the end: rank 0 warns once at shutdown") {

@@ -1,5 +1,6 @@
 #include "coro/worker_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <sched.h>
@@ -30,6 +31,10 @@ constexpr int shared_core_yield_rounds = 8;
 // cannot wake them: a message that arrives meanwhile waits out the park.
 constexpr std::chrono::microseconds idle_sleep_inline{50};
 constexpr std::chrono::milliseconds idle_sleep_dedicated{5};
+// Inline, a busy worker serves the network between two items at least this often (or once a
+// quantum, if shorter): what a steal request or another rank's control message waits for while
+// this rank is busy with short items. A poll that finds nothing costs well under a microsecond.
+constexpr double busy_poll_us = 50;
 } // namespace
 
 double ticks_per_us() {
@@ -50,6 +55,7 @@ worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bo
                          std::uint64_t spin_us, poll_when when)
     : idle_poll_(std::move(idle_poll)),
       quantum_ticks_(quantum_us == 0 ? 0 : std::uint64_t(double(quantum_us) * ticks_per_us())),
+      busy_poll_ticks_(std::min(quantum_ticks_, std::uint64_t(busy_poll_us * ticks_per_us()))),
       spin_ticks_(std::uint64_t(double(spin_us) * ticks_per_us())),
       poll_always_(when == poll_when::always) {
     for (int i = 0; i < workers; ++i)
@@ -192,15 +198,15 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
         start = now_ticks();
     slice_deadline =
         quantum_ticks_ ? start + quantum_ticks_ : std::numeric_limits<std::uint64_t>::max();
-    // Inline progress: a worker that has been busy for a quantum without polling serves the
-    // network before it goes on, however short its items: policy messages are answered while
-    // long handlers yield, and a handler that yields until a message comes gets it. Looked at
-    // here, where the clock is read anyway.
+    // Inline progress: a worker that has been busy for busy_poll_us without polling serves the
+    // network before it goes on, however short its items: policy messages (steal requests) are
+    // answered between items, not a quantum later, and a handler that yields until a message
+    // comes gets it. Looked at here, where the clock is read anyway.
     if (idle_poll_ && poll_always_ && quantum_ticks_) {
         if (self.poll_due == std::numeric_limits<std::uint64_t>::max()) { // polled since
-            self.poll_due = slice_deadline;
+            self.poll_due = start + busy_poll_ticks_;
         } else if (start >= self.poll_due) {
-            self.poll_due = slice_deadline;
+            self.poll_due = start + busy_poll_ticks_;
             idle_poll_();
         }
     }

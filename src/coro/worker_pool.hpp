@@ -146,8 +146,9 @@ class worker_pool {
     thread_hook thread_hook_ = nullptr;
     void* thread_hook_context_ = nullptr;
     std::uint64_t quantum_ticks_;
-    std::uint64_t spin_ticks_; // an idle worker spins this long before it parks; 0: it yields
-    bool poll_always_;         // poll_when::always
+    std::uint64_t busy_poll_ticks_; // inline: see busy_poll_us
+    std::uint64_t spin_ticks_;      // an idle worker spins this long before it parks; 0: it yields
+    bool poll_always_;              // poll_when::always
     std::atomic<std::int64_t> active_{0};
     std::atomic<std::uint32_t> next_{0};
     std::atomic<bool> stopping_{false};
