@@ -13,10 +13,14 @@ constexpr int max_children = 100;
 
 const char* shape_name(geo_shape s) {
     switch (s) {
-    case geo_shape::linear: return "linear";
-    case geo_shape::expdec: return "expdec";
-    case geo_shape::cyclic: return "cyclic";
-    case geo_shape::fixed: return "fixed";
+    case geo_shape::linear:
+        return "linear";
+    case geo_shape::expdec:
+        return "expdec";
+    case geo_shape::cyclic:
+        return "cyclic";
+    case geo_shape::fixed:
+        return "fixed";
     }
     return "?";
 }
@@ -27,11 +31,14 @@ double target_branching(const tree_params& p, std::int32_t height) {
         return p.b0;
     double h = height, d = p.depth;
     switch (p.shape) {
-    case geo_shape::linear: return p.b0 * (1.0 - h / d);
-    case geo_shape::expdec: return p.b0 * std::pow(h, -std::log(p.b0) / std::log(d));
+    case geo_shape::linear:
+        return p.b0 * (1.0 - h / d);
+    case geo_shape::expdec:
+        return p.b0 * std::pow(h, -std::log(p.b0) / std::log(d));
     case geo_shape::cyclic:
         return h > 5 * d ? 0.0 : std::pow(p.b0, std::sin(2.0 * 3.141592653589793 * h / d));
-    case geo_shape::fixed: return h < d ? p.b0 : 0.0;
+    case geo_shape::fixed:
+        return h < d ? p.b0 : 0.0;
     }
     return 0.0;
 }
@@ -90,10 +97,11 @@ int tree::children(const node& n) const {
         if (n.height == 0) // floor(b0): under the root's own cap, ceil(b0)
             return int(std::floor(p_.b0));
         return std::min(binomial(), max_children);
-    case tree_kind::geometric: return geometric_children(n);
+    case tree_kind::geometric:
+        return geometric_children(n);
     case tree_kind::hybrid:
         return double(n.height) < p_.shift * p_.depth ? geometric_children(n)
-                                                       : std::min(binomial(), max_children);
+                                                      : std::min(binomial(), max_children);
     }
     return 0;
 }

@@ -26,10 +26,10 @@ enum class geo_shape { linear, expdec, cyclic, fixed };
 struct tree_params {
     tree_kind kind = tree_kind::geometric;
     geo_shape shape = geo_shape::linear;
-    double b0 = 4;       // root branching factor (geometric: target branching factor)
-    int depth = 6;       // geometric: the shape's depth parameter d
+    double b0 = 4;        // root branching factor (geometric: target branching factor)
+    int depth = 6;        // geometric: the shape's depth parameter d
     double q = 15.0 / 64; // binomial: probability that a node has children
-    int m = 4;           // binomial: a parent's child count
+    int m = 4;            // binomial: a parent's child count
     std::int32_t seed = 0;
     double shift = 0.5; // hybrid: geometric above shift * depth
 

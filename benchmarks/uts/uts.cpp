@@ -33,7 +33,7 @@ namespace {
 struct options {
     std::string tree = "T1";
     int chunk = 1024;
-    int reserve = 4;
+    int reserve = -1; // -1: workers + 3
     int repeat = 1;
     std::string json;
     bool lb_given = false;
@@ -42,14 +42,16 @@ struct options {
         std::vector<std::string> names;
         for (const auto& t : uts::sample_trees())
             names.push_back(t.name);
-        cli.add("--tree", "the tree to count (T1..T5: about 4 M nodes, T1L, T2L, T3L: about 100 M; "
-                          "T1XS, T3XS: a quarter of a million, for tests)",
+        cli.add("--tree",
+                "the tree to count (T1..T5: about 4 M nodes, T1L, T2L, T3L: about 100 M; "
+                "T1XS, T3XS: a quarter of a million, for tests)",
                 tree, names);
         cli.add("--chunk", "N", "nodes a bag expands per handler before it queues itself again",
                 chunk, 1, 1 << 30);
         cli.add("--reserve", "N",
                 "bags a rank keeps queued, splitting its running bag when it has fewer: what "
-                "idle ranks can take",
+                "idle ranks can take (default: workers + 3; work_stealing gives a bag only "
+                "while more wait than the rank has idle workers)",
                 reserve, 1, 1 << 20);
         cli.add("--repeat", "N",
                 "run the sequential loop and the parallel search N times each and keep the "
@@ -117,6 +119,8 @@ struct parallel_run {
     double cpu_s = 0; // CPU time of every rank's process (all its threads) during the search
     uts::tally total;
     unsigned long long migrations = 0;
+    unsigned long long policy_messages = 0; // summed over the ranks
+    double longest_answer_wait_s = 0;       // of any rank's policy for a reply (to a steal)
 };
 
 // One parallel search on a fresh runtime; the time is rank 0's, from the moment every rank
@@ -132,12 +136,17 @@ parallel_run search_parallel(const prema::config& cfg, const std::string& policy
             uts::plant_root();
         co_await prema::quiescence();
         run.seconds = prema::wtime() - t0;
-        run.cpu_s = co_await prema::all_reduce(example::stopwatch::process_cpu_s() - cpu0,
-                                               std::plus<>{});
+        run.cpu_s =
+            co_await prema::all_reduce(example::stopwatch::process_cpu_s() - cpu0, std::plus<>{});
         run.total = co_await prema::all_reduce(uts::local_tally(), [](uts::tally a, uts::tally b) {
             a.add(b);
             return a;
         });
+        prema::lb::stats lb = prema::lb::current_stats();
+        run.policy_messages =
+            co_await prema::all_reduce((unsigned long long)lb.messages, std::plus<>{});
+        run.longest_answer_wait_s = co_await prema::all_reduce(
+            lb.max_answer_wait_s, [](double a, double b) { return std::max(a, b); });
     });
     return run;
 }
@@ -150,11 +159,12 @@ int run(const options& o, const prema::config& cfg) {
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     // The benchmark is about balancing: without a policy only rank 0 would work.
     std::string policy = o.lb_given || cfg.lb != "none" ? cfg.lb : "work_stealing";
+    const int reserve = o.reserve > 0 ? o.reserve : cfg.workers + 3;
     if (rank == 0)
         std::printf("uts: %s, %s; %d rank(s) x %d worker(s), policy %s, chunks of %d nodes, %d "
                     "bag(s) in reserve\n",
                     t.name, t.params.describe().c_str(), ranks, cfg.workers, policy.c_str(),
-                    o.chunk, o.reserve);
+                    o.chunk, reserve);
 
     sequential_run seq = time_sequential(shape, t, o.repeat);
     if (rank == 0)
@@ -164,8 +174,7 @@ int run(const options& o, const prema::config& cfg) {
     parallel_run best;
     bool par_right = true;
     for (int i = 0; i < o.repeat; ++i) {
-        parallel_run r =
-            search_parallel(cfg, policy, {&shape, std::uint64_t(o.chunk), o.reserve});
+        parallel_run r = search_parallel(cfg, policy, {&shape, std::uint64_t(o.chunk), reserve});
         par_right &= rank != 0 || report_count("the parallel search", r.total, t);
         par_right &= r.total == t.expected; // every rank has the total: all decide alike
         if (i == 0 || r.seconds < best.seconds)
@@ -184,6 +193,9 @@ int run(const options& o, const prema::config& cfg) {
                 "ranks, %+.1f%% against the loop's)\n",
                 best.seconds, double(best.total.nodes) / best.seconds * 1e-6, best.migrations,
                 best.cpu_s, (best.cpu_s / seq.cpu_s - 1) * 100);
+    if (ranks > 1)
+        std::printf("balancing: %llu policy message(s), longest wait for an answer %.3f ms\n",
+                    best.policy_messages, best.longest_answer_wait_s * 1e3);
     if (ranks == 1)
         std::printf("overhead: %+.1f%% against the sequential loop\n",
                     (best.seconds / seq.seconds - 1) * 100);
@@ -205,9 +217,11 @@ int run(const options& o, const prema::config& cfg) {
             .set("workers", cfg.workers)
             .set("policy", policy)
             .set("chunk", o.chunk)
-            .set("reserve", o.reserve)
+            .set("reserve", reserve)
             .set("repeat", o.repeat)
-            .set("migrations", (long long)best.migrations);
+            .set("migrations", (long long)best.migrations)
+            .set("policy_messages", (long long)best.policy_messages)
+            .set("longest_answer_wait_s", best.longest_answer_wait_s);
         if (!out.write(o.json))
             return 1;
     }
