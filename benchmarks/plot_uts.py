@@ -42,8 +42,10 @@ def main() -> int:
         pts = sorted(series[tree])
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=tree)
     ax.set_xticks(ranks)
-    ax.set_ylim(0, 1.1)
-    ax.set_xlabel("ranks (1 worker each)")
+    top = max(p[1] for pts in series.values() for p in pts)
+    ax.set_ylim(0, max(1.1, top * 1.05))  # above 1: the loop was slowed by other jobs
+    workers = sorted({r.get("workers", 1) for r in runs})
+    ax.set_xlabel("ranks (%s worker(s) each)" % "/".join(str(w) for w in workers))
     ax.set_ylabel("efficiency (sequential / (ranks x parallel))")
     ax.set_title("UTS on PREMA: parallel efficiency")
     ax.grid(True, alpha=0.3)

@@ -2,7 +2,8 @@
 # Builds the UTS benchmark if needed and counts each tree on each rank count, writing
 # benchmarks/results/uts.json (one object per run: tree, ranks, nodes, seconds, nodes_per_s,
 # efficiency, ...), uts.txt (the printed tables) and uts.png (efficiency against ranks, when
-# matplotlib is available). Each run times the sequential loop on rank 0 first, in the same job.
+# matplotlib is available). Each run times the sequential loop on rank 0 first, in the same job;
+# uts.txt also has the load average before and after (wall times mean little on a busy machine).
 #
 #   benchmarks/run_uts.sh [benchmark options...]        e.g. --repeat 3 --chunk 512
 #
@@ -17,7 +18,10 @@ bench_build uts
 
 runs="$(mktemp -d)"
 trap 'rm -rf "$runs"' EXIT
-: > "$results/uts.txt"
+loadavg() {
+    echo "load average $1: $(cut -d' ' -f1-3 /proc/loadavg) ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+}
+loadavg before | tee "$results/uts.txt"
 for tree in ${TREES:-T1 T3}; do
     for np in ${RANKS:-1 2}; do
         oversubscribe=()
@@ -28,6 +32,7 @@ for tree in ${TREES:-T1 T3}; do
             | relative_paths | tee -a "$results/uts.txt"
     done
 done
+loadavg after | tee -a "$results/uts.txt"
 # One JSON array of every run, in the order run.
 {
     echo "["

@@ -67,6 +67,7 @@ const char* description =
     "unexpanded nodes that the load balancer moves, and compares the time with a sequential loop\n"
     "over the same node code (rank 0, same job). Fails if a count differs from the published one.";
 
+// Says on stderr if `got` is not the tree's size.
 bool report_count(const char* what, const uts::tally& got, const uts::sample_tree& t) {
     if (got == t.expected)
         return true;
@@ -175,8 +176,9 @@ int run(const options& o, const prema::config& cfg) {
     bool par_right = true;
     for (int i = 0; i < o.repeat; ++i) {
         parallel_run r = search_parallel(cfg, policy, {&shape, std::uint64_t(o.chunk), reserve});
-        par_right &= rank != 0 || report_count("the parallel search", r.total, t);
         par_right &= r.total == t.expected; // every rank has the total: all decide alike
+        if (rank == 0)
+            report_count("the parallel search", r.total, t);
         if (i == 0 || r.seconds < best.seconds)
             best = r;
     }
