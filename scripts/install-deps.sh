@@ -12,6 +12,7 @@ packages=(
   libspdlog-dev                # logging
   doctest-dev                  # tests
   libcereal-dev                # serialization of handler arguments and objects
+  nettle-dev                   # SHA-1 of the UTS benchmark's tree (benchmarks/uts)
   libcgal-dev                  # 2-D Delaunay mesher of examples/mesh_refinement (optional)
   python3                      # the tests' time-against-timeout check (scripts/check-test-times.py)
   python3-matplotlib           # benchmark plots (benchmarks/plot_*.py); optional

@@ -1,0 +1,104 @@
+#include "bag.hpp"
+
+#include <atomic>
+#include <utility>
+#include <vector>
+
+#include <cereal/cereal.hpp>
+#include <prema/prema.hpp>
+
+namespace uts {
+
+namespace {
+
+bag_settings settings;
+std::atomic<std::uint64_t> nodes_counted{0}, leaves_counted{0};
+std::atomic<std::int32_t> deepest{0};
+// Bags whose next chunk this rank queued and that have not started it here: what an idle rank
+// could take from this one. A bag the balancer moves away is counted down by its new rank.
+std::atomic<int> waiting{0};
+
+struct bag {
+    std::vector<node> nodes; // a stack: the newest (deepest) at the back
+
+    bag() = default;
+    explicit bag(std::vector<node> n) : nodes(std::move(n)) {}
+
+    // What the balancer weighs a pending chunk by (a node's subtree is unknown: one each).
+    double load() const { return double(nodes.size()); }
+
+    // The older half of the stack, nearest the root: the larger subtrees go.
+    std::vector<node> split() {
+        auto half = std::ptrdiff_t(nodes.size() / 2);
+        std::vector<node> older(nodes.begin(), nodes.begin() + half);
+        nodes.erase(nodes.begin(), nodes.begin() + half);
+        return older;
+    }
+
+    // Nodes are trivially copyable: they migrate as one block of bytes, not field by field.
+    template <class Archive> void serialize(Archive& ar) {
+        std::uint64_t n = nodes.size();
+        ar(n);
+        nodes.resize(n);
+        ar(cereal::binary_data(nodes.data(), n * sizeof(node)));
+    }
+};
+
+void counted_down() {
+    waiting.fetch_sub(1, std::memory_order_relaxed);
+}
+
+prema::task<> expand(bag& b, prema::mobile_ptr<bag> self, int queued_on);
+
+// Queues the bag's next chunk. Sent, not awaited: the handler that calls this is about to end,
+// and a yield point here would only hold the bag (and keep it from moving) longer.
+void queue(prema::mobile_ptr<bag> b) {
+    waiting.fetch_add(1, std::memory_order_relaxed);
+    (void)prema::send(b, prema::fn<&expand>, b, prema::rank());
+}
+
+void add(const tally& t) {
+    nodes_counted.fetch_add(t.nodes, std::memory_order_relaxed);
+    leaves_counted.fetch_add(t.leaves, std::memory_order_relaxed);
+    auto d = deepest.load(std::memory_order_relaxed);
+    while (t.max_height > d && !deepest.compare_exchange_weak(d, t.max_height))
+        ;
+}
+
+// One chunk of a bag. `queued_on` is the rank that counted this chunk as waiting.
+prema::task<> expand(bag& b, prema::mobile_ptr<bag> self, int queued_on) {
+    if (queued_on == prema::rank())
+        counted_down();
+    else // the balancer moved the bag here
+        (void)prema::send(queued_on, prema::fn<&counted_down>);
+    tally t;
+    settings.shape->expand(b.nodes, t, settings.chunk);
+    add(t);
+    if (b.nodes.empty()) {
+        co_await prema::destroy(self); // once this handler ends
+        co_return;
+    }
+    queue(self);
+    while (waiting.load(std::memory_order_relaxed) < settings.reserve && b.nodes.size() >= 2)
+        queue(prema::make_mobile<bag>(b.split()));
+}
+
+} // namespace
+
+void prepare(const bag_settings& s) {
+    settings = s;
+    nodes_counted = 0;
+    leaves_counted = 0;
+    deepest = 0;
+    waiting = 0;
+}
+
+void plant_root() {
+    queue(prema::make_mobile<bag>(std::vector<node>{settings.shape->root()}));
+}
+
+tally local_tally() {
+    return {nodes_counted.load(), leaves_counted.load(), deepest.load()};
+}
+
+} // namespace uts

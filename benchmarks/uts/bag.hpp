@@ -1,0 +1,34 @@
+// The parallel search: the tree's unexpanded nodes live in mobile objects ("bags") that the
+// load balancer moves between ranks. A bag expands a chunk of its nodes per handler and then
+// sends itself the next chunk as a new message, so between chunks it is an object with a
+// pending handler, which any policy may move. A rank splits its bag while it holds fewer than a
+// few such bags ready, so that an idle rank always finds something to take. Every rank counts
+// the nodes its bags expanded; the search ends at the job's quiescence.
+//
+// Call prepare() on every rank before the phase, plant_root() on one rank inside it, and read
+// local_tally() after the phase's quiescence. Handlers run on any worker; the counters are
+// atomic.
+#pragma once
+
+#include <cstdint>
+
+#include "tree.hpp"
+
+namespace uts {
+
+struct bag_settings {
+    const tree* shape = nullptr; // outlives the phase
+    std::uint64_t chunk = 1024;  // nodes a bag expands per handler
+    int reserve = 4;             // bags a rank keeps waiting to be expanded (or moved)
+};
+
+// Resets this rank's counters; the settings hold until the next call.
+void prepare(const bag_settings& settings);
+
+// Creates the first bag, holding the root, on this rank and starts it.
+void plant_root();
+
+// What this rank's bags counted since prepare().
+tally local_tally();
+
+} // namespace uts

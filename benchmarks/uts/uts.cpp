@@ -1,0 +1,240 @@
+// The Unbalanced Tree Search benchmark (UTS; Olivier et al., LCPC 2006) on PREMA: counts the
+// nodes of one of the benchmark's published trees with its work in mobile "bags" that the load
+// balancer moves (bag.hpp), and compares the time with a plain sequential loop over the same
+// node code, which rank 0 times first in the same job.
+//
+//   mpirun -np P ./uts --tree T1|T3|T1L|T3L|... [--json FILE] [--repeat N]
+//   (--help lists every option; --prema-* runtime options apply to the parallel search)
+//
+// Prints the count (nodes, leaves, depth), the parallel time and rate, the bags the balancer
+// moved, and the parallel efficiency, sequential time / (ranks x parallel time); on one rank
+// that is the runtime's overhead over the loop. The policy is --prema-lb, or work_stealing
+// where the runtime's default is none. Exit status 1 if any count differs from the tree's
+// published size (the loop's or the search's): the benchmark never reports a wrong tree.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+#include <prema/prema.hpp>
+
+#include "../../examples/common/cli.hpp"
+#include "../../examples/common/json.hpp"
+#include "../../examples/common/policies.hpp"
+#include "../../examples/common/stopwatch.hpp"
+#include "bag.hpp"
+#include "sample_trees.hpp"
+
+namespace {
+
+struct options {
+    std::string tree = "T1";
+    int chunk = 1024;
+    int reserve = -1; // -1: workers + 3
+    int repeat = 1;
+    std::string json;
+    bool lb_given = false;
+
+    void add_to(example::cli& cli, int argc, char** argv) {
+        std::vector<std::string> names;
+        for (const auto& t : uts::sample_trees())
+            names.push_back(t.name);
+        cli.add("--tree",
+                "the tree to count (T1..T5: about 4 M nodes, T1L, T2L, T3L: about 100 M; "
+                "T1XS, T3XS: a quarter of a million, for tests)",
+                tree, names);
+        cli.add("--chunk", "N", "nodes a bag expands per handler before it queues itself again",
+                chunk, 1, 1 << 30);
+        cli.add("--reserve", "N",
+                "bags a rank keeps queued, splitting its running bag when it has fewer: what "
+                "idle ranks can take (default: workers + 3; work_stealing gives a bag only "
+                "while more wait than the rank has idle workers)",
+                reserve, 1, 1 << 20);
+        cli.add("--repeat", "N",
+                "run the sequential loop and the parallel search N times each and keep the "
+                "fastest of each",
+                repeat, 1, 1000);
+        cli.add("--json", "FILE", "also write the results as JSON", json);
+        lb_given = example::lb_option_given(argc, argv);
+    }
+};
+
+const char* description =
+    "Unbalanced Tree Search: counts a published UTS tree with the work in mobile bags of\n"
+    "unexpanded nodes that the load balancer moves, and compares the time with a sequential loop\n"
+    "over the same node code (rank 0, same job). Fails if a count differs from the published one.";
+
+// Says on stderr if `got` is not the tree's size.
+bool report_count(const char* what, const uts::tally& got, const uts::sample_tree& t) {
+    if (got == t.expected)
+        return true;
+    std::fprintf(stderr,
+                 "uts: WRONG COUNT: %s counted %llu nodes, %llu leaves, depth %d; tree %s has "
+                 "%llu nodes, %llu leaves, depth %d (%s)\n",
+                 what, (unsigned long long)got.nodes, (unsigned long long)got.leaves,
+                 got.max_height, t.name, (unsigned long long)t.expected.nodes,
+                 (unsigned long long)t.expected.leaves, t.expected.max_height, t.note);
+    return false;
+}
+
+// A barrier that does not spin: the other ranks sleep while rank 0 times its loop, instead of
+// taking a core from it on a machine with fewer cores than ranks.
+void wait_for_rank_0() {
+    MPI_Request done;
+    MPI_Ibarrier(MPI_COMM_WORLD, &done);
+    for (int finished = 0; MPI_Test(&done, &finished, MPI_STATUS_IGNORE), !finished;)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+struct sequential_run {
+    double seconds = -1, cpu_s = -1; // rank 0's; -1 elsewhere
+    bool right = true;               // on every rank
+};
+
+// The fastest of `repeat` sequential searches on rank 0.
+sequential_run time_sequential(const uts::tree& shape, const uts::sample_tree& t, int repeat) {
+    sequential_run best;
+    int right = 1, rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        for (int i = 0; i < repeat; ++i) {
+            double t0 = prema::wtime(), cpu0 = example::stopwatch::thread_cpu_s();
+            uts::tally got = shape.search();
+            double s = prema::wtime() - t0, cpu = example::stopwatch::thread_cpu_s() - cpu0;
+            if (best.seconds < 0 || s < best.seconds)
+                best.seconds = s, best.cpu_s = cpu;
+            right &= report_count("the sequential loop", got, t);
+        }
+    }
+    wait_for_rank_0();
+    MPI_Bcast(&right, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    best.right = right != 0;
+    return best;
+}
+
+struct parallel_run {
+    double seconds = 0;
+    double cpu_s = 0; // CPU time of every rank's process (all its threads) during the search
+    uts::tally total;
+    unsigned long long migrations = 0;
+    unsigned long long policy_messages = 0; // summed over the ranks
+    double longest_answer_wait_s = 0;       // of any rank's policy for a reply (to a steal)
+};
+
+// One parallel search on a fresh runtime; the time is rank 0's, from the moment every rank
+// is in the phase to the job's quiescence.
+parallel_run search_parallel(const prema::config& cfg, const std::string& policy,
+                             const uts::bag_settings& settings) {
+    parallel_run run;
+    uts::prepare(settings);
+    run.migrations = example::run_under_policy(cfg, policy, [&]() -> prema::task<> {
+        co_await prema::all_reduce(0, std::plus<>{}); // every rank is here
+        double t0 = prema::wtime(), cpu0 = example::stopwatch::process_cpu_s();
+        if (prema::rank() == 0)
+            uts::plant_root();
+        co_await prema::quiescence();
+        run.seconds = prema::wtime() - t0;
+        run.cpu_s =
+            co_await prema::all_reduce(example::stopwatch::process_cpu_s() - cpu0, std::plus<>{});
+        run.total = co_await prema::all_reduce(uts::local_tally(), [](uts::tally a, uts::tally b) {
+            a.add(b);
+            return a;
+        });
+        prema::lb::stats lb = prema::lb::current_stats();
+        run.policy_messages =
+            co_await prema::all_reduce((unsigned long long)lb.messages, std::plus<>{});
+        run.longest_answer_wait_s = co_await prema::all_reduce(
+            lb.max_answer_wait_s, [](double a, double b) { return std::max(a, b); });
+    });
+    return run;
+}
+
+int run(const options& o, const prema::config& cfg) {
+    const uts::sample_tree& t = uts::find_sample_tree(o.tree);
+    const uts::tree shape(t.params);
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    // The benchmark is about balancing: without a policy only rank 0 would work.
+    std::string policy = o.lb_given || cfg.lb != "none" ? cfg.lb : "work_stealing";
+    const int reserve = o.reserve > 0 ? o.reserve : cfg.workers + 3;
+    if (rank == 0)
+        std::printf("uts: %s, %s; %d rank(s) x %d worker(s), policy %s, chunks of %d nodes, %d "
+                    "bag(s) in reserve\n",
+                    t.name, t.params.describe().c_str(), ranks, cfg.workers, policy.c_str(),
+                    o.chunk, reserve);
+
+    sequential_run seq = time_sequential(shape, t, o.repeat);
+    if (rank == 0)
+        std::printf("sequential loop (rank 0): %.3f s, %.2f M nodes/s, %.3f s of CPU time\n",
+                    seq.seconds, double(t.expected.nodes) / seq.seconds * 1e-6, seq.cpu_s);
+
+    parallel_run best;
+    bool par_right = true;
+    for (int i = 0; i < o.repeat; ++i) {
+        parallel_run r = search_parallel(cfg, policy, {&shape, std::uint64_t(o.chunk), reserve});
+        par_right &= r.total == t.expected; // every rank has the total: all decide alike
+        if (rank == 0)
+            report_count("the parallel search", r.total, t);
+        if (i == 0 || r.seconds < best.seconds)
+            best = r;
+    }
+    if (!seq.right || !par_right)
+        return 1;
+
+    if (rank != 0)
+        return 0;
+    double efficiency = seq.seconds / (ranks * best.seconds);
+    std::printf("count: %llu nodes, %llu leaves, depth %d (%s)\n",
+                (unsigned long long)best.total.nodes, (unsigned long long)best.total.leaves,
+                best.total.max_height, t.note);
+    std::printf("parallel: %.3f s, %.2f M nodes/s, %llu bag(s) moved, %.3f s of CPU time (all "
+                "ranks, %+.1f%% against the loop's)\n",
+                best.seconds, double(best.total.nodes) / best.seconds * 1e-6, best.migrations,
+                best.cpu_s, (best.cpu_s / seq.cpu_s - 1) * 100);
+    if (ranks > 1)
+        std::printf("balancing: %llu policy message(s), longest wait for an answer %.3f ms\n",
+                    best.policy_messages, best.longest_answer_wait_s * 1e3);
+    if (ranks == 1)
+        std::printf("overhead: %+.1f%% against the sequential loop\n",
+                    (best.seconds / seq.seconds - 1) * 100);
+    std::printf("efficiency: %.1f%% (sequential loop / (%d x parallel))\n", efficiency * 100,
+                ranks);
+    if (!o.json.empty()) {
+        example::json out;
+        out.set("tree", t.name)
+            .set("ranks", ranks)
+            .set("nodes", (long long)best.total.nodes)
+            .set("seconds", best.seconds)
+            .set("nodes_per_s", double(best.total.nodes) / best.seconds)
+            .set("efficiency", efficiency)
+            .set("sequential_seconds", seq.seconds)
+            .set("sequential_cpu_s", seq.cpu_s)
+            .set("cpu_s", best.cpu_s)
+            .set("leaves", (long long)best.total.leaves)
+            .set("depth", best.total.max_height)
+            .set("workers", cfg.workers)
+            .set("policy", policy)
+            .set("chunk", o.chunk)
+            .set("reserve", reserve)
+            .set("repeat", o.repeat)
+            .set("migrations", (long long)best.migrations)
+            .set("policy_messages", (long long)best.policy_messages)
+            .set("longest_answer_wait_s", best.longest_answer_wait_s);
+        if (!out.write(o.json))
+            return 1;
+    }
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    example::cli cli("uts", description);
+    o.add_to(cli, argc, argv);
+    return example::main(argc, argv, cli, [&](const prema::config& cfg) { return run(o, cfg); });
+}
