@@ -26,15 +26,17 @@ origin_order& order_of(object_record& rec, const object_header& h) {
     return o;
 }
 
+bool order_needed(const object_record& rec, std::int32_t origin, const origin_order& o,
+                  std::uint64_t epoch) {
+    if (epoch < o.seen + 4)
+        return true;
+    auto held = rec.early.lower_bound({origin, 0});
+    return held != rec.early.end() && held->first.first == origin;
+}
+
 void collect_orders(object_record& rec, std::uint64_t epoch) {
     std::erase_if(rec.expected, [&](const auto& item) {
-        const auto& [origin, o] = item;
-        if (order_current(o, epoch))
-            return false;
-        // None can wait in `early` by then (its stream's earlier messages have all arrived);
-        // checked all the same, since forgetting the order of one would lose it.
-        auto held = rec.early.lower_bound({origin, 0});
-        return held == rec.early.end() || held->first.first != origin;
+        return !order_needed(rec, item.first, item.second, epoch);
     });
 }
 

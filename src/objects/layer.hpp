@@ -70,12 +70,13 @@ origin_order& order_of(object_record& rec, const object_header& h);
 inline bool next_in_order(const origin_order& o, const object_header& h) {
     return h.stream == o.stream && h.seq == o.next;
 }
-// Whether `o` must be kept at `epoch`: its origin's next message may continue its stream.
-inline bool order_current(const origin_order& o, std::uint64_t epoch) {
-    return epoch < o.seen + 4;
-}
-// Forgets the orders of `rec` (locked) that are no longer current; not while a handler is
-// started (direct.cpp keeps a pointer to one).
+// Whether the order of `origin` at `rec` (locked) must be kept at `epoch`: the origin's next
+// message may continue its stream, or (never by then, checked all the same since forgetting it
+// would lose them) messages of the origin wait in `early`.
+bool order_needed(const object_record& rec, std::int32_t origin, const origin_order& o,
+                  std::uint64_t epoch);
+// Forgets the orders of `rec` (locked) that are not needed; not while a handler is started
+// (direct.cpp keeps a pointer to one).
 void collect_orders(object_record& rec, std::uint64_t epoch);
 // Moves the held messages from `origin` that are next in its order to the ready queue
 // (record locked).
@@ -138,7 +139,7 @@ void finish(const record_ptr& rec, access mode, bool handler, double load = 0,
 // migration.cpp
 // The object with everything pending on it, as decode_install reads it: what a migration ships
 // and what a checkpoint saves. Record locked.
-// Returns how many ordering entries it wrote: the current ones (order_current).
+// Returns how many ordering entries it wrote: the needed ones (order_needed).
 std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
                         std::int32_t reply_to, std::uint64_t token);
 // Serializes the object with everything pending on it, handed handlers included, and posts it

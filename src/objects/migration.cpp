@@ -48,7 +48,7 @@ std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t 
     std::uint32_t n = 0;
     w.write(&n, sizeof n);
     for (auto& [origin, o] : rec.expected) {
-        if (!order_current(o, epoch))
+        if (!order_needed(rec, origin, o, epoch))
             continue;
         w.write(&origin, sizeof origin);
         w.write(&o.stream, sizeof o.stream);
