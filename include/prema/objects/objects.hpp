@@ -228,7 +228,9 @@ template <class T, class... A> task<mobile_ptr<T>> create(int rank, A... args) {
 }
 
 // This rank's best guess of the object's rank, from its directory (no messages): exact if
-// the object lives here, possibly stale otherwise. -1 for a destroyed object.
+// the object lives here, possibly stale otherwise; the home rank for an object this rank has
+// forgotten (a directory forgets what it has not used for two quiescences). -1 for an object
+// this rank knows was destroyed.
 template <class T> int where(mobile_ptr<T> mp) {
     return detail::where(mp.id());
 }
