@@ -251,9 +251,11 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
         std::uint32_t n = 2;
         w.write(&n, sizeof n);
         for (std::int32_t origin = 0; origin < 2; ++origin) {
-            std::uint64_t seq = 5 + std::uint64_t(origin);
+            std::uint64_t stream = 0, seq = 5 + std::uint64_t(origin), seen = 1;
             w.write(&origin, sizeof origin);
+            w.write(&stream, sizeof stream);
             w.write(&seq, sizeof seq);
+            w.write(&seen, sizeof seen);
         }
         auto bytes = [&](std::uint64_t len) {
             for (std::uint64_t i = 0; i < len; ++i) {

@@ -211,7 +211,7 @@ TEST_CASE("malformed migration payloads give wire_error") {
     // The first early entry's payload length: id, type, moves, reply_to, token, measured load
     // (seconds, ratio, runs), two expected.
     std::size_t at =
-        history_at + 8 + 8 + 4 + 4 + 2 * 12 + 4 + sizeof(prema::detail::object_header) + 8;
+        history_at + 8 + 8 + 4 + 4 + 2 * 28 + 4 + sizeof(prema::detail::object_header) + 8;
     auto longer = b;
     std::uint64_t n = std::uint64_t(1) << 62;
     std::memcpy(longer.data() + at, &n, 8);

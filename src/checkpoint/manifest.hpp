@@ -24,8 +24,9 @@
 namespace prema::detail {
 
 // 2: an object's record carries its measured load (pack_record), so format 1 files would be
-// misread; they are refused by version instead.
-inline constexpr int checkpoint_format = 2;
+// misread; they are refused by version instead. 3: each ordering entry carries its stream and
+// the epoch it was last written in.
+inline constexpr int checkpoint_format = 3;
 
 struct checkpoint_file {
     std::string name; // relative to the checkpoint directory

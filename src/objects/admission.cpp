@@ -1,6 +1,8 @@
 // Admission: a message reaches the record of the object living here and joins its ready queue
-// in the order its origin sent it; early ones wait, duplicates are dropped, and a message that
-// finds the object gone is routed on.
+// in the order its origin sent it (its stream, then its number in it); early ones wait,
+// duplicates are dropped, and a message that finds the object gone is routed on.
+#include <algorithm>
+
 #include "objects/layer.hpp"
 #include "runtime/log.hpp"
 
@@ -14,15 +16,39 @@ void note_forwarded(const object_header& h, const object_record& rec) {
         post_update(h.origin, h.id, here, rec.moves);
 }
 
-void admit_early(object_record& rec, std::int32_t origin, std::uint64_t& expected) {
+origin_order& order_of(object_record& rec, const object_header& h) {
+    auto& o = rec.expected[h.origin];
+    const auto epoch = current_epoch();
+    if (h.stream > o.stream)
+        o = {h.stream, 0, epoch};
+    else
+        o.seen = std::max(o.seen, epoch);
+    return o;
+}
+
+bool order_needed(const object_record& rec, std::int32_t origin, const origin_order& o,
+                  std::uint64_t epoch) {
+    if (epoch < o.seen + 4)
+        return true;
+    auto held = rec.early.lower_bound({origin, 0});
+    return held != rec.early.end() && held->first.first == origin;
+}
+
+void collect_orders(object_record& rec, std::uint64_t epoch) {
+    std::erase_if(rec.expected, [&](const auto& item) {
+        return !order_needed(rec, item.first, item.second, epoch);
+    });
+}
+
+void admit_early(object_record& rec, std::int32_t origin, origin_order& order) {
     if (rec.early.empty()) // the usual case: messages arrive in order
         return;
-    for (auto it = rec.early.find({origin, expected}); it != rec.early.end();
-         it = rec.early.find({origin, expected})) {
+    for (auto it = rec.early.find({origin, order.next}); it != rec.early.end();
+         it = rec.early.find({origin, order.next})) {
         // A cancelled request only held its place in the order.
         if (it->second.header.op != object_op::cancelled)
             rec.ready.push_back(std::move(it->second));
-        ++expected;
+        ++order.next;
         rec.early.erase(it);
     }
 }
@@ -42,20 +68,20 @@ void accept(const record_ptr& rec, object_entry e) {
             return forward(std::move(e), dest, rec->moves + 1);
         }
         auto origin = e.header.origin;
-        auto& expected = rec->expected[origin];
-        if (e.header.seq < expected) {
-            log().debug("duplicate message {} from rank {} to {} dropped", e.header.seq, origin,
-                        describe(rec->id));
+        auto& order = order_of(*rec, e.header);
+        if (e.header.stream < order.stream || e.header.seq < order.next) {
+            log().debug("duplicate message {} (stream {}) from rank {} to {} dropped", e.header.seq,
+                        e.header.stream, origin, describe(rec->id));
             return;
         }
-        if (e.header.seq > expected) {
+        if (e.header.seq > order.next) {
             rec->early.emplace(std::pair(origin, e.header.seq), std::move(e));
             return;
         }
         if (e.header.op != object_op::cancelled)
             rec->ready.push_back(std::move(e));
-        ++expected;
-        admit_early(*rec, origin, expected);
+        ++order.next;
+        admit_early(*rec, origin, order);
         // Behind an exclusive handler nothing can start: the handler's end schedules them.
         if (rec->exclusive_running) {
             notify_balancer(*rec);

@@ -31,7 +31,7 @@ struct held_grant {
     record_ptr rec; // null: nothing held (set from the grant on, while the handler runs too)
     const object_handler_entry* handler = nullptr;
     std::int32_t origin = -1;
-    std::uint64_t* expected = nullptr; // rec->expected[origin]: a map's element stays put
+    origin_order* order = nullptr; // rec->expected[origin]: a map's element stays put
     double load = 0;
     std::uint64_t busy = 0;    // the ended handler's running time, learnt at the next look
     std::uint64_t runs = 0;    // direct runs not yet added to layer().direct_runs
@@ -47,10 +47,10 @@ void release_held() {
 
 // The messages right after `h` in its batch that may run under its grant with no look at the
 // record: the same object, origin and handler, next in order, not forwarded. Their sequence
-// numbers are taken now, with `h`'s (record locked, `expected` already past `h`), so a flood
+// numbers are taken now, with `h`'s (record locked, `order` already past `h`), so a flood
 // to one object pays one lock per batch, not per message. Not while measuring, which learns
 // each run under the lock, nor with early messages held, which this would leave behind.
-std::uint32_t claim_ahead(const object_record& rec, const object_header& h, std::uint64_t& expected,
+std::uint32_t claim_ahead(const object_record& rec, const object_header& h, origin_order& order,
                           const incoming& in) {
     if (measuring() || !rec.early.empty())
         return 0;
@@ -63,20 +63,19 @@ std::uint32_t claim_ahead(const object_record& rec, const object_header& h, std:
         object_header next;
         std::memcpy(&next, payload.data(), sizeof next);
         if (next.id != h.id || next.origin != h.origin || next.handler != h.handler ||
-            next.op != object_op::user || next.hops != 0 || next.seq != expected)
+            next.op != object_op::user || next.hops != 0 || !next_in_order(order, next))
             break;
-        ++expected;
+        ++order.next;
         ++n;
     }
     return n;
 }
 
 // Runs the handler under held.rec's access and keeps the access for the next message of the
-// batch if `in` says an object message follows, else gives it back. `expected`: the origin's
-// next sequence number in the record.
-void run_direct(const object_handler_entry& handler, const object_header& h,
-                std::uint64_t* expected, std::span<const std::byte> args, const incoming& in,
-                double load) {
+// batch if `in` says an object message follows, else gives it back. `order`: the origin's
+// order in the record.
+void run_direct(const object_handler_entry& handler, const object_header& h, origin_order* order,
+                std::span<const std::byte> args, const incoming& in, double load) {
     auto& rec = held.rec;
     held.busy =
         invoke_plain(rec, handler, object_call{rec->object, h.origin, in.token, args, in.bulk});
@@ -94,7 +93,7 @@ void run_direct(const object_handler_entry& handler, const object_header& h,
     }
     held.handler = &handler;
     held.origin = h.origin;
-    held.expected = expected;
+    held.order = order;
     held.load = load;
     if (!in.next_in_batch_for(message_id()))
         release_held();
@@ -106,7 +105,7 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
     if (held.claimed) { // admitted with an earlier message of the batch, from these bytes
         assert(h.id == rec.id && h.origin == held.origin && h.handler == held.handler->id);
         --held.claimed;
-        run_direct(*held.handler, h, held.expected, args, in, held.load);
+        run_direct(*held.handler, h, held.order, args, in, held.load);
         return true;
     }
     if (rec.id != h.id || h.op != object_op::user)
@@ -117,20 +116,21 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
         return false;
     double load = 0;
     bool queued_behind = false;
-    std::uint64_t* expected = h.origin == held.origin ? held.expected : nullptr;
+    // The held origin's order as it stands: a message of a newer stream takes the queued path.
+    origin_order* order = h.origin == held.origin ? held.order : nullptr;
     {
         std::lock_guard lock(rec.mutex);
         if (rec.gone_to != -1 || !rec.ready.empty() || !rec.handed.empty())
             return false;
-        if (!expected)
-            expected = &rec.expected[h.origin];
-        if (h.seq != *expected)
+        if (!order)
+            order = &order_of(rec, h);
+        if (!next_in_order(*order, h))
             return false;
         if (measuring())
             learn(rec.history, held.busy, rec.weight);
-        ++*expected;
-        held.claimed = claim_ahead(rec, h, *expected, in);
-        admit_early(rec, h.origin, *expected);
+        ++order->next;
+        held.claimed = claim_ahead(rec, h, *order, in);
+        admit_early(rec, h.origin, *order);
         load = handler_load(rec);
         queued_behind = !rec.ready.empty();
     }
@@ -142,7 +142,7 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
         lb.finished(held.load);
         lb.started(load);
     }
-    run_direct(*handler, h, expected, args, in, load);
+    run_direct(*handler, h, order, args, in, load);
     return true;
 }
 
@@ -164,23 +164,23 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         return false;
     double load = 0;
     bool queued_behind = false;
-    std::uint64_t* expected = nullptr;
+    origin_order* order = nullptr;
     {
         std::lock_guard lock(rec->mutex);
         if (rec->gone_to != -1 || !rec->ready.empty() || !rec->handed.empty() ||
             !may_start(*rec, handler->mode))
             return false;
-        expected = &rec->expected[h.origin];
-        if (h.seq != *expected)
+        order = &order_of(*rec, h);
+        if (!next_in_order(*order, h))
             return false;
         read_weight(*rec);
         load = handler_load(*rec);
         grant(*rec, handler->mode);
         ++rec->started;
-        ++*expected;
+        ++order->next;
         if (handler->run)
-            held.claimed = claim_ahead(*rec, h, *expected, in);
-        admit_early(*rec, h.origin, *expected);
+            held.claimed = claim_ahead(*rec, h, *order, in);
+        admit_early(*rec, h.origin, *order);
         queued_behind = !rec->ready.empty();
     }
     if (queued_behind)
@@ -189,7 +189,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
     current_balancer().started(load);
     if (handler->run) {
         held.rec = std::move(rec);
-        run_direct(*handler, h, expected, args, in, load);
+        run_direct(*handler, h, order, args, in, load);
         return true;
     }
     layer().direct_runs.fetch_add(1, std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 #include "objects/directory.hpp"
 
 #include "prema/runtime.hpp"
+#include "runtime/runtime_state.hpp"
 
 namespace prema::detail {
 
@@ -9,11 +10,18 @@ int home_of(object_id id) noexcept {
     return n > 0 ? id.creator % n : id.creator;
 }
 
-directory::entry& directory::at(shard& s, object_id id) {
+directory::entry& directory::at(shard& s, object_id id, std::uint64_t epoch) {
     auto [it, inserted] = s.map.try_emplace(id);
-    if (inserted)
+    if (inserted) {
         it->second.where.rank = home_of(id);
+        it->second.changed = epoch;
+    }
     return it->second;
+}
+
+void directory::place(entry& e, const location& where, std::uint64_t epoch) {
+    e.where = where;
+    e.changed = epoch;
 }
 
 location directory::find(object_id id) {
@@ -45,45 +53,56 @@ record_ptr directory::local_record(object_id id) {
 directory::send_slot directory::next_send(object_id id) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
-    auto& e = at(s, id);
+    // Read under the lock: the epochs the messages of one pair are numbered in never go back.
+    const auto epoch = current_epoch();
+    auto& e = at(s, id, epoch);
+    // Every message numbered two epochs ago or earlier has been admitted by now (the design
+    // note's fact D): a new stream cannot overtake the old one.
+    if (e.last_send == never || epoch >= e.last_send + 2) {
+        e.stream = epoch;
+        e.next_seq = 0;
+    }
+    e.last_send = epoch;
     const auto& w = e.where;
-    return {e.next_seq++, w.rank, w.moves,
+    return {e.next_seq++, e.stream, w.rank, w.moves,
             w.local || w.destroyed || w.rank < 0 || w.rank >= ranks()};
 }
 
 void directory::set_local(object_id id, int here, record_ptr r, std::uint64_t moves) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
-    at(s, id).where = location{here, moves, std::move(r), false, true};
+    const auto epoch = current_epoch();
+    place(at(s, id, epoch), location{here, moves, std::move(r), false, true}, epoch);
     installs_.fetch_add(1, std::memory_order_release);
 }
 
 void directory::set_remote(object_id id, int rank, std::uint64_t moves) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
-    auto& e = at(s, id);
+    const auto epoch = current_epoch();
+    auto& e = at(s, id, epoch);
     // The object may already be back, installed with a higher move count: keep that.
     if (e.where.known && e.where.moves > moves)
         return;
-    e.where = location{rank, moves, nullptr, false, true};
+    place(e, location{rank, moves, nullptr, false, true}, epoch);
 }
 
 void directory::set_destroyed(object_id id) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
-    auto& e = at(s, id);
-    e.where.local = nullptr;
-    e.where.destroyed = true;
-    e.where.known = true;
+    const auto epoch = current_epoch();
+    auto& e = at(s, id, epoch);
+    place(e, location{e.where.rank, e.where.moves, nullptr, true, true}, epoch);
 }
 
 void directory::update_if_newer(object_id id, int rank, std::uint64_t moves) {
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
-    auto& e = at(s, id);
+    const auto epoch = current_epoch();
+    auto& e = at(s, id, epoch);
     if (e.where.local || e.where.destroyed || (e.where.known && moves <= e.where.moves))
         return;
-    e.where = location{rank, moves, nullptr, false, true};
+    place(e, location{rank, moves, nullptr, false, true}, epoch);
 }
 
 std::vector<record_ptr> directory::local_records() {
@@ -104,6 +123,34 @@ bool directory::empty() {
             return false;
     }
     return true;
+}
+
+std::pair<std::size_t, std::size_t> directory::size() {
+    std::size_t all = 0, local = 0;
+    for (auto& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        all += s.map.size();
+        for (auto& [id, e] : s.map)
+            local += e.where.local != nullptr;
+    }
+    return {all, local};
+}
+
+void directory::collect(std::uint64_t epoch) {
+    const int here = rank();
+    for (auto& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        std::erase_if(s.map, [&](const auto& item) {
+            const auto& [id, e] = item;
+            // The home answers for its live objects wherever they are.
+            if (e.where.local || (home_of(id) == here && !e.where.destroyed))
+                return false;
+            // Two epochs: whatever the change set going (the install that left a tombstone
+            // here, the notice of a destruction) has reached the home, and this rank's next
+            // message to the object starts a new stream (next_send).
+            return epoch >= e.changed + 2 && (e.last_send == never || epoch >= e.last_send + 2);
+        });
+    }
 }
 
 std::vector<record_ptr> directory::clear() {

@@ -5,7 +5,12 @@
 // change only on the ranks a creation or migration involves, and lazily on a sender when a
 // forwarded message of its arrives (update_if_newer, which discards updates older than what it
 // knows by the object's move count). Sharded, one mutex per shard: workers never share a global
-// lock. Entries are never removed (a destroyed object leaves a tombstone that names the error).
+// lock.
+//
+// An entry also holds this rank's numbering of its messages to the object (next_send). Entries
+// are collected at epochs (collect): what remains is the objects living here, the objects whose
+// home this rank is, and what changed or was used in the last two epochs
+// (docs/design/ordering-and-forwarding.md says why that is safe).
 #pragma once
 
 #include <array>
@@ -42,9 +47,11 @@ class directory {
     record_ptr local_record(object_id id);
 
     // What a message to an object needs from the directory, without a reference to the record:
-    // the next outgoing sequence number from this rank to `id` and where to send it.
+    // the next outgoing sequence number from this rank to `id` (in its stream) and where to send
+    // it.
     struct send_slot {
         std::uint64_t seq;
+        std::uint64_t stream;
         int rank;            // best guess
         std::uint64_t moves; // of the object when it reached `rank`
         bool routed_here;    // the object lives here, was destroyed, or the guess names no rank
@@ -59,21 +66,33 @@ class directory {
     // The objects that live here now.
     std::vector<record_ptr> local_records();
     bool empty();
+    // Entries, and how many of them are objects living here.
+    std::pair<std::size_t, std::size_t> size();
+
+    // Forgets, at `epoch`, every entry that is neither an object living here nor a live object
+    // whose home is here and that has not changed nor numbered a message in the last two epochs.
+    void collect(std::uint64_t epoch);
 
     // Forgets everything (runtime shutdown); returns the local records.
     std::vector<record_ptr> clear();
 
   private:
+    static constexpr std::uint64_t never = ~std::uint64_t(0);
     struct entry {
         location where;
         std::uint64_t next_seq = 0;
+        std::uint64_t stream = 0;        // the epoch at which next_seq last started from 0
+        std::uint64_t last_send = never; // epoch of this rank's last message to the object
+        std::uint64_t changed = 0;       // epoch at which `where` last changed
     };
     struct alignas(64) shard {
         light_mutex mutex;
         std::unordered_map<object_id, entry> map;
     };
     shard& shard_of(object_id id) { return shards_[std::hash<object_id>{}(id) % shards_.size()]; }
-    static entry& at(shard& s, object_id id);
+    static entry& at(shard& s, object_id id, std::uint64_t epoch);
+    // Sets `where` (shard locked).
+    static void place(entry& e, const location& where, std::uint64_t epoch);
 
     std::array<shard, 64> shards_;
     std::atomic<std::uint64_t> installs_{0}; // set_local and clear calls: see local_record

@@ -30,6 +30,8 @@ void destroy_object(object_record& rec, const object_entry& request) {
     rec.object = nullptr;
     rec.gone_to = -2;
     layer().dir.set_destroyed(rec.id);
+    if (int home = home_of(rec.id); home != rank())
+        post_update(home, rec.id, destroyed_here, rec.moves);
     current_balancer().notify({rec.id, 0, 0});
     if (request.token)
         reply_void(request.header.origin, request.token);
@@ -59,9 +61,32 @@ void hook_shutdown() {
     });
 }
 
+namespace {
+
+// At each epoch: the directory forgets what no message can need any more, and each object
+// living here the orders of origins that have not written to it lately. Objects with a handler
+// started keep theirs until a later epoch (direct.cpp points into them meanwhile).
+void collect(std::uint64_t epoch) {
+    layer().dir.collect(epoch);
+    for (auto& rec : layer().dir.local_records()) {
+        std::lock_guard lock(rec->mutex);
+        if (rec->started == 0)
+            collect_orders(*rec, epoch);
+    }
+}
+
+[[maybe_unused]] const bool collecting = add_epoch_listener(&collect);
+
+} // namespace
+
 } // namespace objects
 
 using namespace objects;
+
+directory_counts directory_census() {
+    auto [entries, local] = layer().dir.size();
+    return {entries, local, layer().shipped_orders.load()};
+}
 
 object_id adopt_local_object(void* obj, const object_type& type) {
     hook_shutdown();

@@ -25,6 +25,7 @@ struct layer_state {
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
     std::atomic<std::uint64_t> direct_runs{0};
+    std::atomic<std::uint64_t> shipped_orders{0}; // ordering entries that migrations carried
     // Messages that know of a newer move than this rank does: they wait here until an install
     // or a directory update brings this rank's knowledge up to theirs.
     std::mutex arrivals_mutex;
@@ -55,18 +56,37 @@ void forget_all_addresses();
 void fail(const object_entry& e, const std::string& why);
 // Sends `e` on from this rank, which knows the object reached `dest` at move `moves`.
 void forward(object_entry e, int dest, std::uint64_t moves);
-// Tells `dest` that `id` lives on `where` since its move `moves`.
+// Tells `dest` that `id` lives on `where` since its move `moves`, or with `where`
+// destroyed_here, that it was destroyed (the home must know: the rank that destroyed it
+// forgets it, see directory::collect).
+inline constexpr int destroyed_here = -2;
 void post_update(int dest, object_id id, int where, std::uint64_t moves);
-// Sends `e` where this rank believes its object is.
-void route(object_entry e);
+// Sends `e`, which rank `from` sent here, where this rank believes its object is. A rank that
+// no longer knows the object waits for the install `e` claims only if the home sent it (the
+// home's word is never stale that way); held messages routed again pass this rank.
+void route(object_entry e, int from);
 // The messages held for `id`, after the directory learnt something new about it.
 std::vector<object_entry> take_arrivals(object_id id);
 
 // admission.cpp: in-order admission of a message to the object living here.
 void accept(const record_ptr& rec, object_entry e);
+// The order of `h`'s origin at `rec` (locked) once `h` has arrived: a message of a newer stream
+// starts it again from 0 (its older streams have all arrived, see next_send).
+origin_order& order_of(object_record& rec, const object_header& h);
+inline bool next_in_order(const origin_order& o, const object_header& h) {
+    return h.stream == o.stream && h.seq == o.next;
+}
+// Whether the order of `origin` at `rec` (locked) must be kept at `epoch`: the origin's next
+// message may continue its stream, or (never by then, checked all the same since forgetting it
+// would lose them) messages of the origin wait in `early`.
+bool order_needed(const object_record& rec, std::int32_t origin, const origin_order& o,
+                  std::uint64_t epoch);
+// Forgets the orders of `rec` (locked) that are not needed; not while a handler is started
+// (direct.cpp keeps a pointer to one).
+void collect_orders(object_record& rec, std::uint64_t epoch);
 // Moves the held messages from `origin` that are next in its order to the ready queue
 // (record locked).
-void admit_early(object_record& rec, std::int32_t origin, std::uint64_t& expected);
+void admit_early(object_record& rec, std::int32_t origin, origin_order& order);
 // After a forwarded message: tells its origin where the object is (a lazy directory update).
 void note_forwarded(const object_header& h, const object_record& rec);
 
@@ -125,8 +145,9 @@ void finish(const record_ptr& rec, access mode, bool handler, double load = 0,
 // migration.cpp
 // The object with everything pending on it, as decode_install reads it: what a migration ships
 // and what a checkpoint saves. Record locked.
-void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
-                 std::int32_t reply_to, std::uint64_t token);
+// Returns how many ordering entries it wrote: the needed ones (order_needed).
+std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
+                        std::int32_t reply_to, std::uint64_t token);
 // Serializes the object with everything pending on it, handed handlers included, and posts it
 // to `dest`. Record locked. Throws, changing nothing, if the object cannot be packed or sent.
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token);

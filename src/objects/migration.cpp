@@ -31,8 +31,8 @@ void write_entry(byte_writer& w, const object_entry& e) {
 
 } // namespace
 
-void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
-                 std::int32_t reply_to, std::uint64_t token) {
+std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
+                        std::int32_t reply_to, std::uint64_t token) {
     w.write(&rec.id, sizeof rec.id);
     w.write(&rec.type->id, sizeof rec.type->id);
     w.write(&moves, sizeof moves);
@@ -42,12 +42,22 @@ void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
     w.write(&rec.history.seconds, sizeof rec.history.seconds);
     w.write(&rec.history.ratio, sizeof rec.history.ratio);
     w.write(&rec.history.runs, sizeof rec.history.runs);
-    std::uint32_t n = std::uint32_t(rec.expected.size());
+    // Only the origins that may still continue their streams: the others start new ones.
+    const auto epoch = current_epoch();
+    const auto count_at = w.size();
+    std::uint32_t n = 0;
     w.write(&n, sizeof n);
-    for (auto& [origin, seq] : rec.expected) {
+    for (auto& [origin, o] : rec.expected) {
+        if (!order_needed(rec, origin, o, epoch))
+            continue;
         w.write(&origin, sizeof origin);
-        w.write(&seq, sizeof seq);
+        w.write(&o.stream, sizeof o.stream);
+        w.write(&o.next, sizeof o.next);
+        w.write(&o.seen, sizeof o.seen);
+        ++n;
     }
+    w.patch(count_at, &n, sizeof n);
+    const std::size_t orders = n;
     n = std::uint32_t(rec.early.size());
     w.write(&n, sizeof n);
     for (auto& [key, e] : rec.early)
@@ -60,6 +70,7 @@ void pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
     for (auto& e : rec.ready)
         write_entry(w, e);
     rec.type->save(rec.object, w);
+    return orders;
 }
 
 void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
@@ -67,8 +78,9 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     // throw, and the install may exceed --prema-max-message-bytes. Either way the object stays.
     message* m = acquire_message();
     byte_writer w(m->inline_data(), eager_capacity());
+    std::size_t orders = 0;
     try {
-        pack_record(w, rec, rec.moves + 1, reply_to, token);
+        orders = pack_record(w, rec, rec.moves + 1, reply_to, token);
         check_payload(install_id(), w);
     } catch (...) {
         release_message(m);
@@ -84,6 +96,7 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     if (observing())
         note_migration(rec.id, rank(), dest, true);
     post(m, dest, install_id(), 0, w);
+    layer().shipped_orders.fetch_add(orders, std::memory_order_relaxed);
     // Handed handlers travelled with the object: the workers that pop them drop them.
     for (auto* h : rec.handed)
         h->status = pending_handler::state::withdrawn;

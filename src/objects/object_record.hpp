@@ -80,14 +80,24 @@ class ready_queue {
     std::int64_t handlers_ = 0;
 };
 
+// Where one origin's messages to an object stand: the stream they are numbered in (the epoch at
+// which the origin last started from 0, see object_header::stream), the next number in it, and
+// the epoch in which the last of them arrived. Forgotten four epochs after that
+// (collect_orders): by then the origin's next message starts a new stream.
+struct origin_order {
+    std::uint64_t stream = 0;
+    std::uint64_t next = 0;
+    std::uint64_t seen = 0;
+};
+
 struct object_record : std::enable_shared_from_this<object_record> {
     object_id id;
     void* object = nullptr;
     const object_type* type = nullptr;
     std::uint64_t moves = 0; // migrations so far: orders directory updates
 
-    light_mutex mutex;                                        // guards everything below
-    std::unordered_map<std::int32_t, std::uint64_t> expected; // origin -> next sequence number
+    light_mutex mutex;                                       // guards everything below
+    std::unordered_map<std::int32_t, origin_order> expected; // by origin rank
     std::map<std::pair<std::int32_t, std::uint64_t>, object_entry> early;
     ready_queue ready;
     int shared_running = 0;         // access granted: started handlers, guards, and handlers

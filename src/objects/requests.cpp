@@ -49,7 +49,7 @@ std::string describe_object_request(const object_target& t, int dest) {
 
 void run_after_handler(const held_access& held, const object_target& t) {
     object_entry e;
-    e.header = object_header{t.object, 0, 0, rank(), 0, t.op, 0};
+    e.header = object_header{t.object, 0, 0, rank(), 0, t.op, 0, 0};
     if (t.op == object_op::migrate) {
         std::int32_t to = t.to;
         e.payload.resize(sizeof to);

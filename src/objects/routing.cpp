@@ -55,11 +55,38 @@ void post_update(int dest, object_id id, int where, std::uint64_t moves) {
     });
 }
 
-void route(object_entry e) {
+namespace {
+
+// Whether `e`, sent here by `from`, may wait here for the install it claims (its move count is
+// beyond what this rank knows, `loc`). A rank that knows the object knows whether the claim is
+// news. One that does not may have forgotten it (collected, see directory::collect): it waits
+// only on the home's word, since the home sends here only while the object lives here or is on
+// its way, and its word is never older than the forgetting (the design note says why). Any
+// other claim goes on to the home, which holds it until it knows as much.
+bool wait_here(const location& loc, const object_header& h, int from) {
+    return !loc.destroyed && h.moves > loc.moves && (loc.known || from == home_of(h.id));
+}
+
+// A message for an object its home does not know: destroyed long enough ago to be forgotten,
+// if the home issued that serial; a pointer nobody made otherwise.
+std::string unknown_at_home(object_id id, int here) {
+    if (id.creator == here && id.serial > 0 && id.serial <= layer().next_serial.load())
+        return describe(id) + " was destroyed";
+    return "dangling mobile pointer: " + describe(id) + " is unknown at its home rank " +
+           std::to_string(here) + " (never created there, destroyed, or not restored)";
+}
+
+} // namespace
+
+void route(object_entry e, int from) {
     auto loc = layer().dir.find(e.header.id);
     if (loc.local)
         return accept(loc.local, std::move(e));
-    if (!loc.destroyed && e.header.moves > loc.moves) {
+    const int here = rank();
+    const bool home = home_of(e.header.id) == here;
+    if (!loc.known && home)
+        return fail(e, unknown_at_home(e.header.id, here));
+    if (wait_here(loc, e.header, from)) {
         // The object is on its way here, or (at its home) an install elsewhere is about to be
         // reported: hold the message until on_install or on_update raises what this rank knows
         // (re-checked under the lock they take after updating the directory).
@@ -69,12 +96,12 @@ void route(object_entry e) {
             lock.unlock();
             return accept(loc.local, std::move(e));
         }
-        // Both halves of the test again, not only "not local": between the two looks the
-        // awaited install may have run here and a migration shipped the object on (the
-        // directory then names the next rank with a higher move count). Held on that stale
-        // claim, the message would wait for an install that never comes: lost, and with it
-        // every later message from its origin, parked behind it in `early`.
-        if (!loc.destroyed && e.header.moves > loc.moves) {
+        // The whole test again, not only "not local": between the two looks the awaited
+        // install may have run here and a migration shipped the object on (the directory then
+        // names the next rank with a higher move count). Held on that stale claim, the message
+        // would wait for an install that never comes: lost, and with it every later message
+        // from its origin, parked behind it in `early`.
+        if (wait_here(loc, e.header, from)) {
             layer().arrivals[e.header.id].push_back(std::move(e));
             return;
         }
@@ -82,11 +109,9 @@ void route(object_entry e) {
     }
     if (loc.destroyed)
         return fail(e, describe(e.header.id) + " was destroyed");
-    int here = rank();
-    if (!loc.known && home_of(e.header.id) == here)
-        return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
-                           " is unknown at its home rank " + std::to_string(here) +
-                           " (never created there, or not restored)");
+    // Not known here: the home knows, and the claim goes with the message (see wait_here).
+    if (!loc.known)
+        return forward(std::move(e), home_of(e.header.id), e.header.moves);
     if (loc.rank < 0 || loc.rank >= ranks() || loc.rank == here)
         return fail(e, "dangling mobile pointer: " + describe(e.header.id) +
                            " names no existing rank");
@@ -112,7 +137,7 @@ void deliver(const incoming& in) {
     object_entry e{v.header, in.token, byte_vector(v.args.begin(), v.args.end()), {}};
     if (in.bulk)
         e.bulk = std::move(*in.bulk);
-    route(std::move(e));
+    route(std::move(e), in.source);
 }
 
 void on_message(const incoming& in) {
@@ -146,9 +171,12 @@ void on_update(const incoming& in) {
     r.read(&id, sizeof id);
     r.read(&where, sizeof where);
     r.read(&moves, sizeof moves);
-    layer().dir.update_if_newer(id, where, moves);
+    if (where == destroyed_here)
+        layer().dir.set_destroyed(id);
+    else
+        layer().dir.update_if_newer(id, where, moves);
     for (auto& e : take_arrivals(id))
-        route(std::move(e));
+        route(std::move(e), rank());
 }
 
 const std::uint64_t message_handler =
@@ -192,7 +220,8 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
     auto slot = layer().dir.next_send(id);
     const int here = rank();
     // Errors (destroyed, dangling) are found by routing, so such messages go through here.
-    return {{id, slot.seq, handler, here, 0, op, slot.moves}, slot.routed_here ? here : slot.rank};
+    return {{id, slot.seq, handler, here, 0, op, slot.moves, slot.stream},
+            slot.routed_here ? here : slot.rank};
 }
 
 void post_cancelled(const object_send_slot& slot) noexcept {

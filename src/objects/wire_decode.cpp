@@ -78,10 +78,12 @@ decoded_install decode_install(std::span<const std::byte> payload) {
     r.read(&n, sizeof n);
     for (std::uint32_t i = 0; i < n; ++i) {
         std::int32_t origin = 0;
-        std::uint64_t seq = 0;
+        origin_order o;
         r.read(&origin, sizeof origin);
-        r.read(&seq, sizeof seq);
-        rec->expected[origin] = seq;
+        r.read(&o.stream, sizeof o.stream);
+        r.read(&o.next, sizeof o.next);
+        r.read(&o.seen, sizeof o.seen);
+        rec->expected[origin] = o;
     }
     r.read(&n, sizeof n);
     for (std::uint32_t i = 0; i < n; ++i) {

@@ -30,6 +30,16 @@ namespace detail {
 namespace {
 std::atomic<runtime_state*> g_state{nullptr};
 
+std::vector<void (*)(std::uint64_t)>& epoch_listeners() {
+    static std::vector<void (*)(std::uint64_t)> listeners;
+    return listeners;
+}
+
+// A worker item: the listener's index in epoch_listeners() is its argument.
+void run_epoch_listener(void* index) {
+    epoch_listeners()[reinterpret_cast<std::uintptr_t>(index)](current_epoch());
+}
+
 const char* thread_level_name(int level) {
     switch (level) {
     case MPI_THREAD_SINGLE:
@@ -119,6 +129,9 @@ void on_decision(runtime_state& st, wave_result r) {
     case wave_result::none:
         return;
     case wave_result::quiescence: {
+        st.epoch.fetch_add(1, std::memory_order_release);
+        for (std::uintptr_t i = 0; i < epoch_listeners().size(); ++i)
+            st.workers->push({&run_epoch_listener, reinterpret_cast<void*>(i)});
         std::vector<std::coroutine_handle<>> ready;
         {
             std::lock_guard lock(st.waiters_mutex);
@@ -161,6 +174,16 @@ runtime_state& state() {
     if (!st)
         throw usage_error("no PREMA runtime is running in this process");
     return *st;
+}
+
+std::uint64_t current_epoch() noexcept {
+    auto* st = state_or_null();
+    return st ? st->epoch.load(std::memory_order_acquire) : 0;
+}
+
+bool add_epoch_listener(void (*f)(std::uint64_t)) {
+    epoch_listeners().push_back(f);
+    return true;
 }
 
 void report_error(const std::string& what) noexcept {

@@ -56,6 +56,11 @@ struct runtime_state {
 
     std::vector<std::function<void()>> at_shutdown; // upper layers free their state
 
+    // Quiescences decided in this runtime: the same count on every rank (each decision is the
+    // outcome of a collective wave). Raised on the MPI thread before any waiter resumes, read by
+    // the object layer on its message paths (docs/design/ordering-and-forwarding.md).
+    std::atomic<std::uint64_t> epoch{0};
+
     entry_fn entry;
     std::atomic<std::uint64_t> entries{0}; // this rank's entry, while it runs
     std::atomic<bool> phase_over{false};
@@ -67,6 +72,13 @@ struct runtime_state {
 // The running runtime; throws usage_error if there is none.
 runtime_state& state();
 runtime_state* state_or_null() noexcept;
+
+// The epoch of the running runtime on this rank (runtime_state::epoch); 0 without a runtime.
+std::uint64_t current_epoch() noexcept;
+// Upper layers' work at each new epoch: `f(epoch)` runs on a worker after this rank has decided
+// a quiescence, while other work (released waiters, new messages) may run beside it. Register
+// during static initialisation.
+bool add_epoch_listener(void (*f)(std::uint64_t epoch));
 
 // Runs on a worker: decodes the message in `arg` and invokes its handler.
 void dispatch_message(void* arg);

@@ -39,7 +39,7 @@ enum class object_op : std::uint16_t { user, migrate, destroy, acquire, cancelle
 // In front of every object message's arguments.
 struct object_header {
     object_id id;
-    std::uint64_t seq;     // per (origin rank, object), from 0
+    std::uint64_t seq;     // per (origin rank, object, stream), from 0
     std::uint64_t handler; // object handler id (op user)
     std::int32_t origin;   // the rank that sent it
     std::uint16_t hops;    // forwards so far
@@ -48,8 +48,12 @@ struct object_header {
     // claim). A rank that has not installed that move yet holds the message until it does,
     // instead of bouncing it back while the object is in transit.
     std::uint64_t moves;
+    // The epoch (quiescences decided) at which the origin started numbering its messages to
+    // this object from 0 again: it does so after two epochs without a message to it, so that
+    // both ends may forget the pair in between (docs/design/ordering-and-forwarding.md).
+    std::uint64_t stream;
 };
-static_assert(sizeof(object_header) == 48);
+static_assert(sizeof(object_header) == 56);
 
 // The transport handler that routes object messages.
 std::uint64_t object_message_id() noexcept;
@@ -73,6 +77,13 @@ object_id self_id(const void* object, std::uint64_t type_id, const char* type_na
 int where(object_id id);
 std::uint64_t forward_count() noexcept;
 std::uint64_t direct_run_count() noexcept;
+
+// This rank's directory: its entries, the objects living here among them, and the ordering
+// entries (one per origin) that migrations from here have carried so far.
+struct directory_counts {
+    std::uint64_t entries, local, shipped_orders;
+};
+directory_counts directory_census();
 
 // Releases access taken by acquire().
 void release_access(std::uint64_t record, access mode) noexcept;
@@ -222,7 +233,9 @@ template <class T, class... A> task<mobile_ptr<T>> create(int rank, A... args) {
 }
 
 // This rank's best guess of the object's rank, from its directory (no messages): exact if
-// the object lives here, possibly stale otherwise. -1 for a destroyed object.
+// the object lives here, possibly stale otherwise; the home rank for an object this rank has
+// forgotten (a directory forgets what it has not used for two quiescences). -1 for an object
+// this rank knows was destroyed.
 template <class T> int where(mobile_ptr<T> mp) {
     return detail::where(mp.id());
 }
