@@ -4,6 +4,7 @@
 // balancer guards it with its lock.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <set>
 #include <unordered_map>
@@ -24,8 +25,9 @@ class work_index {
     std::vector<lb::object_load> heaviest(std::size_t k, double at_most) const;
 
     std::size_t size() const noexcept { return by_id_.size(); }
-    // Summed pending load: kept as loads change, exactly 0 when no object has pending work.
-    double total() const noexcept { return by_id_.empty() ? 0 : total_; }
+    // Summed pending load: kept as loads change (so rounding may leave it off by a few ulps of
+    // the largest sum it had, never below 0), exactly 0 when no object has pending work.
+    double total() const noexcept { return by_id_.empty() ? 0 : std::max(total_, 0.0); }
 
   private:
     struct heavier {
