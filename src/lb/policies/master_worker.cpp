@@ -2,10 +2,11 @@
 // G = ceil(sqrt(P)) consecutive ranks, the first of each group is its master, and rank 0 is
 // also the master of the other group masters. A rank keeps a pool of one pending object per
 // worker thread (a group master: one per worker thread of each rank of its group), sends the
-// objects beyond it to its master and, when it runs dry, asks its master for as many as its
-// pool holds. Rank 0 keeps what it gets. So rank 0 hears from at most (G - 1) + (P / G - 1),
-// about 2 sqrt(P), ranks and every other master from at most G - 1; an object climbs at most
-// two levels, and rank 0 holds only what the group pools overflow with.
+// objects beyond it to its master and, when it runs dry (a group master: when its pool is
+// empty), asks its master for as many as its pool holds. Rank 0 keeps what it gets. So rank 0 hears
+// from at most (G - 1) + (P / G - 1), about 2 sqrt(P), ranks and every other master from at most G
+// - 1; an object climbs at most two levels, and rank 0 holds only what the group pools overflow
+// with.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -30,7 +31,9 @@ class master_worker final : public requester {
                 if (sent < surplus && migrate(o.object, up))
                     ++sent;
         }
-        if (hungry())
+        // A group master refills its pool once it is empty, even while its own workers are
+        // busy: its members' requests depend on it.
+        if (members(rank()) > 1 ? may_ask() && n == 0 : hungry())
             ask(up, int(pool));
     }
 

@@ -37,11 +37,10 @@ class requester : public lb::scheduler {
             answered(m.k);
     }
 
+    // Whether this rank may send a request now: no answer awaited, no pause.
+    bool may_ask() const { return !waiting_ && clock::now() >= quiet_until_ && ranks() > 1; }
     // Whether this rank should look for work now.
-    bool hungry() const {
-        return !waiting_ && clock::now() >= quiet_until_ && local_load() == 0 &&
-               running() < workers() && ranks() > 1;
-    }
+    bool hungry() const { return may_ask() && local_load() == 0 && running() < workers(); }
 
     // What a thief asks for: objects per free worker, enough to keep it busy for a while
     // without a round trip per object; the victim halves its surplus at most.
