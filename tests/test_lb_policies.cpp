@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -29,6 +30,7 @@
 
 #include "lb/heat_diffusion_math.hpp"
 #include "lb/policies.hpp"
+#include "lb/work_index.hpp"
 
 namespace lb = prema::lb;
 using prema::object_id;
@@ -401,6 +403,42 @@ TEST_CASE("the shipped policies are all there") {
     for (auto name : balancing)
         CHECK(p.count(name) == 1);
     CHECK(p.count("none") == 1);
+}
+
+// The balancer's ordered work map: what heaviest(), work_objects() and local_load() read.
+TEST_CASE("work_index: heaviest first, updated in place, its total exactly 0 when empty") {
+    prema::detail::work_index idx;
+    auto id = [](std::uint64_t n) { return object_id{0, 0, n}; };
+    const double inf = std::numeric_limits<double>::infinity();
+    for (std::uint64_t n = 1; n <= 5; ++n)
+        idx.update({id(n), 0.25 * double(n), 1}); // exact in binary
+    CHECK(idx.size() == 5);
+    auto top = idx.heaviest(2, inf);
+    REQUIRE(top.size() == 2);
+    CHECK(top[0].object == id(5));
+    CHECK(top[1].object == id(4));
+    idx.update({id(1), 7.0, 3}); // the lightest becomes the heaviest
+    CHECK(idx.heaviest(1, inf)[0].object == id(1));
+    CHECK(idx.heaviest(1, inf)[0].pending == 3);
+    CHECK(idx.size() == 5);
+    // Bounded: the heaviest no heavier than 0.8 are 0.75 and 0.5.
+    auto fit = idx.heaviest(5, 0.8);
+    REQUIRE(fit.size() == 2);
+    CHECK(fit[0].object == id(3));
+    CHECK(fit[1].object == id(2));
+    // Equal loads: by id.
+    idx.update({id(9), 0.75, 1});
+    auto tie = idx.heaviest(5, 0.75);
+    REQUIRE(tie.size() >= 2);
+    CHECK(tie[0].object == id(3));
+    CHECK(tie[1].object == id(9));
+    CHECK(idx.total() == 7.0 + 0.5 + 0.75 + 1.0 + 1.25 + 0.75);
+    for (std::uint64_t n : {1, 2, 3, 4, 5, 9})
+        idx.update({id(n), 0, 0});
+    idx.update({id(42), 0, 0}); // not there: nothing happens
+    CHECK(idx.size() == 0);
+    CHECK(idx.total() == 0.0); // no rounding left over
+    CHECK(idx.heaviest(3, inf).empty());
 }
 
 TEST_CASE("the default scheduler is one FIFO") {
