@@ -109,49 +109,81 @@ double smallest_positive(const std::vector<double>& w) {
 
 TEST_SUITE("heat diffusion") {
 
-    TEST_CASE("make_mesh: squarest grid, a line for primes") {
-        auto dims = [](int p) {
+    TEST_CASE("make_mesh: ceil(sqrt P) columns, the last row partial, primes included") {
+        auto shape = [](int p) {
             auto m = heat::make_mesh(p);
-            return std::vector<int>{m.dims[0], m.dims[1]};
+            return std::vector<int>{m.rows(), m.cols};
         };
-        CHECK(dims(1) == std::vector<int>{1, 1});
-        CHECK(dims(2) == std::vector<int>{2, 1});
-        CHECK(dims(4) == std::vector<int>{2, 2});
-        CHECK(dims(7) == std::vector<int>{7, 1});
-        CHECK(dims(8) == std::vector<int>{4, 2});
-        CHECK(dims(9) == std::vector<int>{3, 3});
-        CHECK(dims(12) == std::vector<int>{4, 3});
-        CHECK(dims(16) == std::vector<int>{4, 4});
-        CHECK(dims(18) == std::vector<int>{6, 3});
+        CHECK(shape(1) == std::vector<int>{1, 1});
+        CHECK(shape(2) == std::vector<int>{1, 2});
+        CHECK(shape(4) == std::vector<int>{2, 2});
+        CHECK(shape(7) == std::vector<int>{3, 3});
+        CHECK(shape(8) == std::vector<int>{3, 3});
+        CHECK(shape(9) == std::vector<int>{3, 3});
+        CHECK(shape(13) == std::vector<int>{4, 4});
+        CHECK(shape(16) == std::vector<int>{4, 4});
+        CHECK(shape(17) == std::vector<int>{4, 5});
+        CHECK(shape(10007) == std::vector<int>{100, 101});
         CHECK_THROWS_AS(heat::make_mesh(0), prema::usage_error);
     }
 
+    // Breadth-first distances from rank 0 and from the last rank: the mesh is connected and
+    // its diameter grows as sqrt(P) for every P (a prime P built a 1 x P line before).
+    TEST_CASE("the mesh is connected with a diameter of about 2 sqrt(P), primes included") {
+        for (int p : {2, 3, 5, 7, 13, 61, 64, 97, 1009}) {
+            CAPTURE(p);
+            auto m = heat::make_mesh(p);
+            int diameter = 0;
+            for (int from : {0, p - 1, m.cols - 1}) {
+                std::vector<int> dist(std::size_t(p), -1), queue{from};
+                dist[std::size_t(from)] = 0;
+                for (std::size_t q = 0; q < queue.size(); ++q)
+                    for (int j : m.neighbours(queue[q]))
+                        if (dist[std::size_t(j)] < 0) {
+                            dist[std::size_t(j)] = dist[std::size_t(queue[q])] + 1;
+                            queue.push_back(j);
+                        }
+                CHECK(queue.size() == std::size_t(p));
+                diameter = std::max(diameter, *std::max_element(dist.begin(), dist.end()));
+            }
+            CHECK(diameter <= 2 * int(std::ceil(std::sqrt(double(p)))));
+        }
+    }
+
     TEST_CASE("neighbours: Neumann boundary, symmetric, ascending") {
-        for (int p : {1, 2, 4, 7, 8, 9, 12, 16}) {
+        for (int p : {1, 2, 4, 7, 8, 9, 12, 16, 17}) {
             CAPTURE(p);
             auto m = heat::make_mesh(p);
             CHECK(m.size() == p);
-            int directed = 0;
+            int directed = 0, most = 0;
             for (int i = 0; i < p; ++i) {
                 auto n = m.neighbours(i);
                 CHECK(std::is_sorted(n.begin(), n.end()));
                 CHECK(n.size() <= 4);
                 directed += int(n.size());
+                most = std::max(most, int(n.size()));
                 for (int j : n) {
                     CHECK(j != i);
                     auto back = m.neighbours(j);
                     CHECK(std::count(back.begin(), back.end(), i) == 1);
                 }
             }
-            // No wrap-around: a grid has r(c-1) + (r-1)c edges.
-            CHECK(directed == 2 * (m.dims[0] * (m.dims[1] - 1) + (m.dims[0] - 1) * m.dims[1]));
+            CHECK(m.max_degree() == most);
+            // No wrap-around: each full row has cols - 1 edges, the last one its length - 1,
+            // and every rank with one below has a vertical edge.
+            const int last = p - (m.rows() - 1) * m.cols;
+            const int edges = (m.rows() - 1) * (m.cols - 1) + (last - 1) + (p - m.cols);
+            CHECK(directed == 2 * edges);
         }
         auto m9 = heat::make_mesh(9);
         CHECK(m9.neighbours(0) == std::vector<int>{1, 3});
         CHECK(m9.neighbours(4) == std::vector<int>{1, 3, 5, 7});
         CHECK(m9.neighbours(5) == std::vector<int>{2, 4, 8});
+        auto m7 = heat::make_mesh(7); // 0 1 2 / 3 4 5 / 6
+        CHECK(m7.neighbours(6) == std::vector<int>{3});
+        CHECK(m7.neighbours(4) == std::vector<int>{1, 3, 5});
+        CHECK(m7.neighbours(5) == std::vector<int>{2, 4});
         CHECK(heat::make_mesh(1).neighbours(0).empty());
-        CHECK(heat::make_mesh(7).neighbours(6) == std::vector<int>{5});
         CHECK_THROWS_AS(m9.neighbours(9), prema::usage_error);
         CHECK_THROWS_AS(m9.neighbours(-1), prema::usage_error);
     }
@@ -212,7 +244,6 @@ TEST_SUITE("heat diffusion") {
                     CHECK(r.outer_steps < 1000);
                     CHECK(max_of(after) <= (1 + alpha) * avg + 1e-9 * avg);
                     CHECK(max_of(r.final_load) <= (1 + alpha) * avg);
-                    CHECK(r.transfers == heat::transfer_vectors(m, s.load, alpha));
                 }
         }
     }
@@ -228,6 +259,22 @@ TEST_SUITE("heat diffusion") {
                 CHECK(r.converged);
                 CHECK(max_of(apply(s.load, r.transfers)) <= 1.1 * avg + 1e-9 * avg);
             }
+        }
+    }
+
+    // A prime P made a 1 x P line, whose slowest mode needs O(P^2) outer steps.
+    TEST_CASE("a prime rank count converges about as fast as a square one") {
+        auto steps = [](int p) {
+            std::vector<double> load(std::size_t(p), 1.0);
+            load[0] = 1.0 + p;
+            auto r = heat::diffuse(heat::make_mesh(p), load, 0.1);
+            CHECK(r.converged);
+            return r.outer_steps;
+        };
+        for (int prime : {61, 97}) {
+            CAPTURE(prime);
+            const int square = prime == 61 ? 64 : 100;
+            CHECK(steps(prime) <= 2 * steps(square));
         }
     }
 
@@ -257,7 +304,7 @@ TEST_SUITE("heat diffusion") {
             for (const auto& s : shapes(p)) {
                 CAPTURE(p);
                 CAPTURE(s.name);
-                auto t = heat::transfer_vectors(m, s.load, 0.05);
+                auto t = heat::diffuse(m, s.load, 0.05).transfers;
                 bool any_nonzero = false;
                 for (int i = 0; i < p; ++i) {
                     auto ni = m.neighbours(i);
@@ -278,7 +325,7 @@ TEST_SUITE("heat diffusion") {
         auto m = heat::make_mesh(9);
         std::vector<double> load(9, 1.0);
         load[0] = 10.0;
-        auto t = heat::transfer_vectors(m, load, 0.1);
+        auto t = heat::diffuse(m, load, 0.1).transfers;
         for (double x : t[0])
             CHECK(x > 0); // rank 0 only sends, to 1 and 3
         // Rank 1 receives from 0 and forwards towards 2 and 4.
@@ -323,7 +370,7 @@ TEST_SUITE("heat diffusion") {
         CHECK_THROWS_AS(heat::diffuse(m, ok, -0.1), prema::usage_error);
         CHECK_THROWS_AS(heat::diffuse(m, ok, std::nan("")), prema::usage_error);
         heat::rank_mesh bad;
-        bad.dims[0] = 0;
+        bad.ranks = 0;
         CHECK_THROWS_AS(heat::diffuse(bad, {}, 0.1), prema::usage_error);
     }
 

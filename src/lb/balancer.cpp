@@ -1,7 +1,7 @@
 #include "lb/balancer.hpp"
 #include "lb/policies.hpp"
 
-#include <algorithm>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -64,12 +64,11 @@ void balancer::ready(pending_handler* h) {
 }
 
 void balancer::notify(const lb::object_load& l) {
+    if (!balances_)
+        return;
     {
         std::lock_guard lock(map_mutex_);
-        if (l.pending > 0)
-            loads_[l.object] = l;
-        else
-            loads_.erase(l.object);
+        loads_.update(l);
     }
     policy_->notify(l);
 }
@@ -115,25 +114,23 @@ void balancer::deliver(int from, std::span<const std::byte> bytes) {
 }
 
 std::vector<lb::object_load> balancer::work_map() const {
-    std::vector<lb::object_load> v;
-    {
-        std::lock_guard lock(map_mutex_);
-        v.reserve(loads_.size());
-        for (auto& [id, l] : loads_)
-            v.push_back(l);
-    }
-    std::sort(v.begin(), v.end(), [](auto& a, auto& b) {
-        return a.load != b.load ? a.load > b.load : a.object < b.object;
-    });
-    return v;
+    std::lock_guard lock(map_mutex_);
+    return loads_.heaviest(loads_.size(), std::numeric_limits<double>::infinity());
+}
+
+std::vector<lb::object_load> balancer::heaviest(std::size_t k, double at_most) const {
+    std::lock_guard lock(map_mutex_);
+    return loads_.heaviest(k, at_most);
+}
+
+std::size_t balancer::work_objects() const {
+    std::lock_guard lock(map_mutex_);
+    return loads_.size();
 }
 
 double balancer::local_load() const {
     std::lock_guard lock(map_mutex_);
-    double sum = 0;
-    for (auto& [id, l] : loads_)
-        sum += l.load;
-    return sum;
+    return loads_.total();
 }
 
 void balancer::send(int rank, std::span<const std::byte> bytes) {

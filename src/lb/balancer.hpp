@@ -8,9 +8,9 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
 #include "coro/worker_pool.hpp"
+#include "lb/work_index.hpp"
 #include "objects/pending_handler.hpp"
 #include "prema/config.hpp"
 #include "prema/lb/scheduler.hpp"
@@ -74,6 +74,8 @@ class balancer final : public lb::context {
     void send(int rank, std::span<const std::byte> bytes) override;
     bool migrate(object_id object, int rank) override;
     std::vector<lb::object_load> work_map() const override;
+    std::vector<lb::object_load> heaviest(std::size_t k, double at_most) const override;
+    std::size_t work_objects() const override;
     double local_load() const override;
     int running() const override { return int(running_.load()); }
     // Loads added as handlers start and taken away as they end, in another order: measured
@@ -107,7 +109,7 @@ class balancer final : public lb::context {
     std::chrono::steady_clock::time_point next_tick_{};
 
     mutable std::mutex map_mutex_;
-    std::unordered_map<object_id, lb::object_load> loads_;
+    work_index loads_; // kept only when balances_: nothing else reads it
 };
 
 // Throws usage_error naming the known policies if `name` is not one.

@@ -11,39 +11,54 @@
 
 namespace prema::detail::heat {
 
+namespace {
+
+void check_mesh(const rank_mesh& mesh) {
+    if (mesh.ranks < 1 || mesh.cols < 1)
+        throw usage_error("heat diffusion: a mesh needs a positive rank and column count, got " +
+                          std::to_string(mesh.ranks) + " ranks in " + std::to_string(mesh.cols) +
+                          " columns");
+}
+
+} // namespace
+
 std::vector<int> rank_mesh::neighbours(int rank) const {
-    if (dims[0] < 1 || dims[1] < 1)
-        throw usage_error("heat diffusion: mesh dimensions must be positive, got " +
-                          std::to_string(dims[0]) + "x" + std::to_string(dims[1]));
-    if (rank < 0 || rank >= size())
+    check_mesh(*this);
+    if (rank < 0 || rank >= ranks)
         throw usage_error("heat diffusion: rank " + std::to_string(rank) + " is not in a mesh of " +
-                          std::to_string(size()) + " ranks");
-    const int x = rank / dims[1], y = rank % dims[1];
+                          std::to_string(ranks) + " ranks");
+    const int column = rank % cols;
     std::vector<int> out;
     out.reserve(4);
     // Pushed in ascending rank order.
-    if (x > 0)
-        out.push_back(rank - dims[1]);
-    if (y > 0)
+    if (rank >= cols)
+        out.push_back(rank - cols);
+    if (column > 0)
         out.push_back(rank - 1);
-    if (y + 1 < dims[1])
+    if (column + 1 < cols && rank + 1 < ranks)
         out.push_back(rank + 1);
-    if (x + 1 < dims[0])
-        out.push_back(rank + dims[1]);
+    if (rank + cols < ranks)
+        out.push_back(rank + cols);
     return out;
+}
+
+int rank_mesh::max_degree() const {
+    // A rank with a neighbour below is in a full row, and so is the one above it: the first
+    // two rows have the largest degrees.
+    int most = 0;
+    for (int r = 0; r < std::min(ranks, 2 * cols); ++r)
+        most = std::max(most, int(neighbours(r).size()));
+    return most;
 }
 
 rank_mesh make_mesh(int ranks) {
     if (ranks < 1)
         throw usage_error("heat diffusion: a mesh needs at least one rank, got " +
                           std::to_string(ranks));
-    int small = 1; // largest divisor <= sqrt(ranks)
-    for (int d = 1; d <= ranks / d; ++d)
-        if (ranks % d == 0)
-            small = d;
     rank_mesh m;
-    m.dims[0] = ranks / small;
-    m.dims[1] = small;
+    m.ranks = ranks;
+    while (m.cols * m.cols < ranks)
+        ++m.cols;
     return m;
 }
 
@@ -69,34 +84,6 @@ void check_alpha(double alpha) {
                           std::to_string(alpha));
 }
 
-// The mesh as a compact adjacency: neighbours of i are nbr[off[i] .. off[i+1]), and rev[e] is
-// the position of the reverse edge, so each undirected edge is computed once and written to
-// both ends with opposite signs (exact antisymmetry).
-struct adjacency {
-    std::vector<int> off, nbr, rev;
-    int max_degree = 0;
-
-    explicit adjacency(const rank_mesh& mesh) {
-        const int p = mesh.size();
-        off.assign(std::size_t(p) + 1, 0);
-        for (int i = 0; i < p; ++i) {
-            auto n = mesh.neighbours(i);
-            nbr.insert(nbr.end(), n.begin(), n.end());
-            off[i + 1] = int(nbr.size());
-            max_degree = std::max(max_degree, int(n.size()));
-        }
-        rev.assign(nbr.size(), -1);
-        for (int i = 0; i < p; ++i)
-            for (int e = off[i]; e < off[i + 1]; ++e) {
-                const int j = nbr[e];
-                for (int f = off[j]; f < off[j + 1]; ++f)
-                    if (nbr[f] == i)
-                        rev[e] = f;
-            }
-    }
-    int degree(int i) const { return off[i + 1] - off[i]; }
-};
-
 } // namespace
 
 int watts_sweeps(double alpha, int degree) {
@@ -118,90 +105,96 @@ int inner_sweeps(double alpha, int max_degree) {
     return sweeps_for(jacobi_rho(alpha, max_degree), std::min(alpha, guard));
 }
 
+node::node(const rank_mesh& mesh, int rank, double load, double alpha, int sweeps)
+    : neighbours_(mesh.neighbours(rank)), t_(neighbours_.size(), 0.0), load_(load),
+      h_(std::sqrt(alpha) / 2), sweeps_(sweeps), v_(load) {
+    check_alpha(alpha);
+    if (!std::isfinite(load) || load < 0)
+        throw usage_error("heat diffusion: load of rank " + std::to_string(rank) +
+                          " must be finite and non-negative, got " + std::to_string(load));
+}
+
+void node::incoming(const std::vector<double>& values) {
+    if (values.size() != neighbours_.size())
+        throw usage_error("heat diffusion: " + std::to_string(values.size()) + " values from " +
+                          std::to_string(neighbours_.size()) + " neighbours");
+    // t_ij += h (w_i - w_j): rank j adds h (w_j - w_i), exactly the negation.
+    auto accumulate_gradient = [&](double w) {
+        for (std::size_t k = 0; k < values.size(); ++k)
+            t_[k] += h_ * (w - values[k]);
+    };
+    const double degree = double(values.size());
+    if (exchange_ == 0) {
+        // u := v (see diffuse()); first half of the Crank–Nicolson flux, from the old state,
+        // then b = B u = u - h L u, and Jacobi on A u' = b starts from u' = b.
+        accumulate_gradient(v_);
+        double s = 0;
+        for (double vj : values)
+            s += v_ - vj;
+        b_ = v_ - h_ * s;
+        x_ = b_;
+    } else if (exchange_ <= sweeps_) {
+        // u'_i = (b_i + h sum_j u'_j) / (1 + h deg_i).
+        double s = 0;
+        for (double xj : values)
+            s += xj;
+        x_ = (b_ + h_ * s) / (1 + h_ * degree);
+    } else {
+        // Second half of the flux, from the new state; v recomputed rather than updated, so it
+        // is exactly what meeting the transfers gives.
+        accumulate_gradient(x_);
+        double s = 0;
+        for (double t : t_)
+            s += t;
+        v_ = load_ - s;
+    }
+    exchange_ = exchange_ == sweeps_ + 1 ? 0 : exchange_ + 1;
+}
+
 diffusion_result diffuse(const rank_mesh& mesh, const std::vector<double>& load, double alpha,
                          int max_outer_steps) {
     check_alpha(alpha);
-    if (mesh.dims[0] < 1 || mesh.dims[1] < 1)
-        throw usage_error("heat diffusion: mesh dimensions must be positive, got " +
-                          std::to_string(mesh.dims[0]) + "x" + std::to_string(mesh.dims[1]));
+    check_mesh(mesh);
     const int p = mesh.size();
     if (load.size() != std::size_t(p))
         throw usage_error("heat diffusion: " + std::to_string(load.size()) +
                           " loads for a mesh of " + std::to_string(p) + " ranks");
-    for (int i = 0; i < p; ++i)
-        if (!std::isfinite(load[i]) || load[i] < 0)
-            throw usage_error("heat diffusion: load of rank " + std::to_string(i) +
-                              " must be finite and non-negative, got " + std::to_string(load[i]));
-
-    const adjacency g(mesh);
-    const double h = std::sqrt(alpha) / 2; // the a/2 of A = I + (a/2)L
-    double total = 0;
-    for (double u : load)
-        total += u;
-    const double limit = (1 + alpha) * (total / p);
 
     diffusion_result r;
-    r.sweeps = inner_sweeps(alpha, g.max_degree);
-    std::vector<double> t(g.nbr.size(), 0.0); // t[e] for edge e = (i, nbr[e])
-    std::vector<double> v = load;             // virtual load load_i - sum_k t_ik
-    std::vector<double> b(p), x(p), y(p);
-
-    auto exceeds = [&] { return *std::max_element(v.begin(), v.end()) > limit; };
-    // t_ij += h (w_i - w_j) once per undirected edge, mirrored to the reverse edge.
-    auto accumulate_gradient = [&](const std::vector<double>& w) {
-        for (int i = 0; i < p; ++i)
-            for (int e = g.off[i]; e < g.off[i + 1]; ++e)
-                if (i < g.nbr[e]) {
-                    const double d = h * (w[i] - w[g.nbr[e]]);
-                    t[e] += d;
-                    t[g.rev[e]] -= d;
-                }
+    r.sweeps = inner_sweeps(alpha, mesh.max_degree());
+    std::vector<node> nodes;
+    nodes.reserve(std::size_t(p));
+    double total = 0;
+    for (int i = 0; i < p; ++i) {
+        nodes.emplace_back(mesh, i, load[std::size_t(i)], alpha, r.sweeps);
+        total += load[std::size_t(i)];
+    }
+    const double limit = (1 + alpha) * (total / p);
+    auto exceeds = [&] {
+        return std::any_of(nodes.begin(), nodes.end(),
+                           [&](const node& n) { return n.virtual_load() > limit; });
     };
 
+    std::vector<double> sent(std::size_t(p), 0.0), values;
     while (exceeds() && r.outer_steps < max_outer_steps) {
         ++r.outer_steps;
-        // u := v (see header); first half of the Crank–Nicolson flux, from the old state.
-        accumulate_gradient(v);
-        // b = B u = u - h L u.
-        for (int i = 0; i < p; ++i) {
-            double s = 0;
-            for (int e = g.off[i]; e < g.off[i + 1]; ++e)
-                s += v[i] - v[g.nbr[e]];
-            b[i] = v[i] - h * s;
-        }
-        // Jacobi on A u' = b from u' = b: u'_i = (b_i + h sum_j u'_j) / (1 + h deg_i).
-        x = b;
-        for (int k = 0; k < r.sweeps; ++k) {
-            for (int i = 0; i < p; ++i) {
-                double s = 0;
-                for (int e = g.off[i]; e < g.off[i + 1]; ++e)
-                    s += x[g.nbr[e]];
-                y[i] = (b[i] + h * s) / (1 + h * g.degree(i));
+        for (int e = 0; e < r.sweeps + 2; ++e) {
+            for (int i = 0; i < p; ++i)
+                sent[std::size_t(i)] = nodes[std::size_t(i)].outgoing();
+            for (auto& n : nodes) {
+                values.clear();
+                for (int j : n.neighbours())
+                    values.push_back(sent[std::size_t(j)]);
+                n.incoming(values);
             }
-            std::swap(x, y);
-        }
-        // Second half of the flux, from the new state.
-        accumulate_gradient(x);
-        // Recomputed rather than updated, so v is exactly what a caller applying t would get.
-        for (int i = 0; i < p; ++i) {
-            double s = 0;
-            for (int e = g.off[i]; e < g.off[i + 1]; ++e)
-                s += t[e];
-            v[i] = load[i] - s;
         }
     }
     r.converged = !exceeds();
-
-    r.transfers.resize(p);
-    for (int i = 0; i < p; ++i)
-        r.transfers[i].assign(t.begin() + g.off[i], t.begin() + g.off[i + 1]);
-    r.final_load = std::move(v);
+    for (auto& n : nodes) {
+        r.transfers.push_back(n.transfers());
+        r.final_load.push_back(n.virtual_load());
+    }
     return r;
-}
-
-std::vector<std::vector<double>> transfer_vectors(const rank_mesh& mesh,
-                                                  const std::vector<double>& load, double alpha) {
-    return diffuse(mesh, load, alpha).transfers;
 }
 
 namespace {

@@ -77,7 +77,7 @@ class still_context final : public lb::context {
 // The request message of the receiver-initiated policies, as they encode it.
 struct request_bytes : detail::requester {
     static std::vector<std::byte> make() {
-        msg m{kind::request, 0};
+        msg m{kind::request, 1, 0}; // one object wanted
         auto b = std::as_bytes(std::span(&m, 1));
         return {b.begin(), b.end()};
     }

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -62,6 +63,18 @@ class context {
     virtual bool migrate(object_id object, int rank) = 0;
     virtual std::vector<object_load> work_map() const = 0;
     virtual double local_load() const = 0;
+    // The first k entries of work_map() whose load is at most `at_most`, and how many entries
+    // work_map() has. The runtime answers both from an index kept in load order, in
+    // O(k + log n) and O(1): a policy that moves a few objects never pays for all of them. The
+    // defaults, for contexts without such an index (tests' fakes), go through work_map().
+    virtual std::vector<object_load> heaviest(std::size_t k, double at_most) const {
+        std::vector<object_load> out;
+        for (auto& l : work_map())
+            if (out.size() < k && l.load <= at_most)
+                out.push_back(l);
+        return out;
+    }
+    virtual std::size_t work_objects() const { return work_map().size(); }
     virtual int running() const = 0;
     // Summed load of the running handlers (their weight when they started).
     virtual double running_load() const { return running(); }
@@ -113,8 +126,14 @@ class scheduler {
     // Returns false (and moves nothing) if it is running, gone, or has no pending work.
     bool migrate(object_id object, int rank) { return ctx_->migrate(object, rank); }
 
-    // PREMA's mo_work_map: this rank's objects with pending work, heaviest first.
+    // PREMA's mo_work_map: this rank's objects with pending work, heaviest first. O(n): a
+    // policy that needs only some of them asks heaviest() and work_objects().
     std::vector<object_load> work_map() const { return ctx_->work_map(); }
+    std::vector<object_load>
+    heaviest(std::size_t k, double at_most = std::numeric_limits<double>::infinity()) const {
+        return ctx_->heaviest(k, at_most);
+    }
+    std::size_t work_objects() const { return ctx_->work_objects(); }
     // Pending load of this rank (not started handlers) and how many handlers run now.
     double local_load() const { return ctx_->local_load(); }
     int running() const { return ctx_->running(); }

@@ -4,11 +4,13 @@
 //   - each rank's workers start its objects in order (the scheduler's FIFO);
 //   - a rank asks for work when nothing is pending and a worker is free, at its next balancing
 //     tick (--prema-lb-period-us; each rank's ticks have their own phase);
-//   - work_stealing asks one victim, visiting the other ranks in a random order; diffusion
-//     queries its neighbourhood, asks the most loaded, replaces neighbours that had nothing;
-//   - the asked rank gives its heaviest pending object if it has more pending objects than
-//     free workers, else refuses; refusals back off as in requester::back_off; "heaviest" and
-//     a rank's load go by the workload's estimates (--prema-lb-load), the time by the weights;
+//   - work_stealing asks a victim picked at random; diffusion queries its neighbourhood, asks
+//     the most loaded, replaces neighbours that had nothing; the asker wants 16 objects per
+//     free worker;
+//   - the asked rank gives half its spare objects (pending beyond its free workers), rounded
+//     up, heaviest first, at most what was asked for, else refuses; refusals back off as in
+//     requester::back_off; "heaviest" and a rank's load go by the workload's estimates
+//     (--prema-lb-load), the time by the weights;
 //   - answers come from the progress thread at once (dedicated progress) or, with inline
 //     progress and every worker busy, at the next yield point of a running object (the
 //     thesis's half-quantum wait, as an expectation);
@@ -52,7 +54,7 @@ struct rank_state {
     bool waiting = false, armed = false, querying = false;
     int refusals = 0, attempts = 0;
     double quiet_until = 0, phase = 0;
-    std::vector<int> sweep, neighbours;
+    std::vector<int> neighbours;
 
     int free() const {
         return int(std::count_if(workers.begin(), workers.end(), [](auto& w) { return !w.busy; }));
@@ -66,6 +68,8 @@ struct rank_state {
 };
 
 constexpr double min_spacing_s = 1e-5;
+// requester.hpp's constants: refusals before a pause, objects a thief asks per free worker.
+constexpr int attempts = 4, batch_per_worker = 16;
 
 enum class kind { worker_free, tick, loads, serve, arrive, refused };
 
@@ -236,7 +240,7 @@ class simulation {
         }
         ++rk.attempts;
         if (s_.policy == policy::work_stealing) {
-            ask(r, next_victim(r), t);
+            ask(r, random_other(r), t);
             return;
         }
         if (rk.neighbours.empty())
@@ -284,12 +288,19 @@ class simulation {
         }
     }
 
-    // The asked rank's policy answers: the pending object it believes heaviest if it can spare
-    // one.
+    // The asked rank's policy answers: half its spare objects (rounded up), the ones it
+    // believes heaviest, at most what the thief asks for (requester::serve and steal_batch).
     void serve(int v, int thief, double t) {
         auto& vk = ranks_[std::size_t(v)];
+        auto& tk = ranks_[std::size_t(thief)];
         t += m_.decision_s;
-        if (int(vk.pending.size()) - vk.free() > 0) {
+        const int spare = int(vk.pending.size()) - vk.free();
+        if (spare <= 0) {
+            post(t + small(), kind::refused, thief);
+            return;
+        }
+        const int want = batch_per_worker * std::max(tk.free(), 1);
+        for (int n = std::min(want, (spare + 1) / 2); n > 0; --n) {
             auto heaviest =
                 std::max_element(vk.pending.begin(), vk.pending.end(),
                                  [](auto& a, auto& b) { return a.estimate < b.estimate; });
@@ -297,12 +308,10 @@ class simulation {
             vk.pending.erase(heaviest);
             it.migrated = true;
             it.transit = transit();
-            it.attempts = ranks_[std::size_t(thief)].attempts;
-            ranks_[std::size_t(thief)].attempts = 0;
+            it.attempts = tk.attempts;
+            tk.attempts = 0;
             ++migrations_;
             post(t + std::max(transit(), small()), kind::arrive, thief, -1, it);
-        } else {
-            post(t + small(), kind::refused, thief);
         }
     }
 
@@ -321,23 +330,18 @@ class simulation {
         return u(rng_);
     }
 
+    // As requester::back_off: after `attempts` refusals in a row (fewer in a smaller job).
     void back_off(rank_state& rk, int n, double t) {
         rk.refusals += n;
-        if (rk.refusals >= w_.ranks - 1)
-            rk.quiet_until = t + spacing() * double(1 << std::min(rk.refusals - w_.ranks + 1, 5));
+        const int tries = std::min(attempts, w_.ranks - 1);
+        if (rk.refusals >= tries)
+            rk.quiet_until = t + spacing() * double(1 << std::min(rk.refusals - tries, 5));
     }
 
-    int next_victim(int r) {
-        auto& sweep = ranks_[std::size_t(r)].sweep;
-        if (sweep.empty()) {
-            for (int o = 0; o < w_.ranks; ++o)
-                if (o != r)
-                    sweep.push_back(o);
-            std::shuffle(sweep.begin(), sweep.end(), rng_);
-        }
-        int v = sweep.back();
-        sweep.pop_back();
-        return v;
+    int random_other(int r) {
+        std::uniform_int_distribution<int> d(0, w_.ranks - 2);
+        int o = d(rng_);
+        return o >= r ? o + 1 : o;
     }
 
     void pick_neighbours(int r) {

@@ -1,6 +1,7 @@
 // Receiver-initiated diffusion (PREMA's "Diffusion"): an idle rank queries the loads of its
-// neighbourhood (--prema-lb-neighbours ranks), asks the most loaded for an object, and
-// replaces neighbours that had nothing by ranks picked at random for the next round.
+// neighbourhood (--prema-lb-neighbours ranks), asks the most loaded for work (it grants half
+// its spare objects, see requester.hpp), and replaces neighbours that had nothing by ranks
+// picked at random for the next round.
 #include <algorithm>
 #include <vector>
 
@@ -22,20 +23,20 @@ class diffusion final : public requester {
         best_load_ = 0;
         empty_.clear();
         for (int n : neighbours_)
-            send_to(n, msg{kind::query, 0});
+            send_to(n, msg{kind::query, 0, 0});
     }
 
     void receive(int from, std::span<const std::byte> bytes) override {
         auto m = decode<msg>(bytes);
         switch (m.k) {
         case kind::query:
-            send_to(from, msg{kind::load, local_load()});
+            send_to(from, msg{kind::load, 0, local_load()});
             return;
         case kind::load:
             on_load(from, m.load);
             return;
         case kind::request:
-            serve(from);
+            serve(from, m.count);
             return;
         default:
             answered(m.k);
@@ -56,7 +57,7 @@ class diffusion final : public requester {
         querying_ = false;
         replace_empty();
         if (best_rank_ >= 0)
-            ask(best_rank_);
+            ask(best_rank_, steal_batch());
         else
             back_off(replies_); // the whole neighbourhood was empty
     }

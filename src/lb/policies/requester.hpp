@@ -1,14 +1,15 @@
 // requester: what the receiver-initiated policies share. A rank with nothing pending and a
-// worker free asks someone for one object; the asked rank gives its heaviest object whose
-// handlers have not started, if it has more pending objects than free workers, else says no.
-// Consecutive refusals back off exponentially so that an idle job does not flood the network.
+// worker free asks someone for work, saying how many objects it wants; the asked rank grants
+// half of its spare objects (those beyond one per free worker), heaviest first, at most as many
+// as asked, or says no. Its cost is O(k log n) on the MPI thread for k objects granted out of n.
+// Refusals back off: after a few in a row (not one per other rank: that is thousands in a large
+// job) the rank pauses for a number of periods that doubles with each further refusal.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <random>
-#include <vector>
 
 #include "prema/lb/scheduler.hpp"
 
@@ -19,42 +20,57 @@ class requester : public lb::scheduler {
     enum class kind : std::uint8_t { request, granted, refused, query, load };
     struct msg {
         kind k;
-        double load;
+        std::int32_t count; // request: objects wanted; granted: objects sent
+        double load;        // refused, load: the sender's pending load
     };
     using clock = std::chrono::steady_clock;
+
+    // Refusals in a row (fewer in a smaller job) before an idle rank pauses.
+    static constexpr int attempts = 4;
 
     // Requests are served, replies noted; policies with more message kinds extend this.
     void receive(int from, std::span<const std::byte> bytes) override {
         auto m = decode<msg>(bytes);
         if (m.k == kind::request)
-            serve(from);
+            serve(from, m.count);
         else
             answered(m.k);
     }
 
+    // Whether this rank may send a request now: no answer awaited, no pause.
+    bool may_ask() const { return !waiting_ && clock::now() >= quiet_until_ && ranks() > 1; }
     // Whether this rank should look for work now.
-    bool hungry() const {
-        return !waiting_ && clock::now() >= quiet_until_ && local_load() == 0 &&
-               running() < workers() && ranks() > 1;
-    }
+    bool hungry() const { return may_ask() && local_load() == 0 && running() < workers(); }
 
-    void ask(int victim) {
+    // What a thief asks for: objects per free worker, enough to keep it busy for a while
+    // without a round trip per object; the victim halves its surplus at most.
+    int steal_batch() const { return batch_per_worker * std::max(workers() - running(), 1); }
+    static constexpr int batch_per_worker = 16;
+
+    // Asks `victim` for up to `want` objects (at least 1).
+    void ask(int victim, int want) {
         waiting_ = true;
         asked_at_ = clock::now();
-        send_to(victim, msg{kind::request, 0});
+        send_to(victim, msg{kind::request, std::max(want, 1), 0});
     }
 
-    // Gives one object to `to` if this rank can spare it; answers either way.
-    void serve(int to) {
-        auto objects = work_map();
-        int spare = int(objects.size()) - (workers() - running());
-        if (spare > 0)
-            for (auto& o : objects)
-                if (migrate(o.object, to)) {
-                    send_to(to, msg{kind::granted, 0});
-                    return;
-                }
-        send_to(to, msg{kind::refused, local_load()});
+    // Grants `to` up to `want` objects, half of this rank's spare ones rounded up; answers
+    // either way. Only objects that run nothing move, and at most running() of the heaviest
+    // run something, so that many more candidates are enough.
+    void serve(int to, int want) {
+        const int free = workers() - running();
+        const auto spare = std::int64_t(work_objects()) - std::max(free, 0);
+        int granted = 0;
+        if (spare > 0) {
+            const auto give = std::min<std::int64_t>(std::max(want, 1), (spare + 1) / 2);
+            for (auto& o : heaviest(std::size_t(give) + std::size_t(std::max(running(), 0))))
+                if (granted < give && migrate(o.object, to))
+                    ++granted;
+        }
+        if (granted > 0)
+            send_to(to, msg{kind::granted, granted, 0});
+        else
+            send_to(to, msg{kind::refused, 0, local_load()});
     }
 
     // A reply to ask().
@@ -67,29 +83,17 @@ class requester : public lb::scheduler {
             back_off(1);
     }
 
-    // `n` ranks had nothing to give: after as many refusals as there are other ranks, pause
-    // for a number of periods that doubles (up to 32) with each further refusal.
+    // `n` ranks had nothing to give: after `attempts` refusals in a row (every other rank's
+    // in a smaller job), pause for a number of periods that doubles (up to 32) with each
+    // further refusal.
     void back_off(int n) {
         refusals_ += n;
-        if (refusals_ >= ranks() - 1) {
+        const int tries = std::min(attempts, ranks() - 1);
+        if (refusals_ >= tries) {
             auto pause = std::chrono::microseconds(options().lb_period_us) *
-                         (1 << std::min(refusals_ - ranks() + 1, 5));
+                         (1 << std::min(refusals_ - tries, 5));
             quiet_until_ = clock::now() + pause;
         }
-    }
-
-    // The other ranks in a random order, one per call, reshuffled after each full sweep: a
-    // refusal streak long enough to back off has then asked every rank once.
-    int next_victim() {
-        if (sweep_.empty()) {
-            for (int r = 0; r < ranks(); ++r)
-                if (r != rank())
-                    sweep_.push_back(r);
-            std::shuffle(sweep_.begin(), sweep_.end(), rng_);
-        }
-        int r = sweep_.back();
-        sweep_.pop_back();
-        return r;
     }
 
     // Another rank than this one, at random.
@@ -102,7 +106,6 @@ class requester : public lb::scheduler {
     std::mt19937 rng_{std::random_device{}()};
 
   private:
-    std::vector<int> sweep_;
     bool waiting_ = false;
     int refusals_ = 0;
     clock::time_point asked_at_{}, quiet_until_{};

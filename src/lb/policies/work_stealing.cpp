@@ -1,6 +1,7 @@
-// Work stealing: an idle rank asks one victim for an object; after a refusal it asks another,
-// visiting the other ranks in a random order (PREMA's optimisation of diffusion without the
-// load-gathering phase).
+// Work stealing: an idle rank asks a victim picked at random for work; the victim grants half
+// of its spare objects, at most steal_batch() (requester.hpp). After a few refusals in a row
+// the thief pauses, for longer with each further refusal (PREMA's optimisation of diffusion
+// without the load-gathering phase).
 #include "lb/policies.hpp"
 #include "lb/policies/requester.hpp"
 
@@ -10,7 +11,7 @@ namespace {
 class work_stealing final : public requester {
     void dist_balance() override {
         if (hungry())
-            ask(next_victim());
+            ask(random_other(), steal_batch());
     }
 };
 } // namespace
