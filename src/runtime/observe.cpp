@@ -250,6 +250,20 @@ void observe_start(runtime_state& st) {
     g_origin = clock::now();
 }
 
+void count_messages(bool on) noexcept {
+    g_observe = on ? g_observe | observe_count : g_observe & ~unsigned(observe_count);
+    if (auto* st = state_or_null()) // the workers' sends into batches look here
+        for (auto& o : st->outboxes)
+            o.observing = observing();
+}
+
+message_counts counted_messages() noexcept {
+    auto& c = g_counters;
+    return {c.sent.load(std::memory_order_relaxed), c.received.load(std::memory_order_relaxed),
+            c.bytes_sent.load(std::memory_order_relaxed),
+            c.bytes_received.load(std::memory_order_relaxed)};
+}
+
 void observe_finish(runtime_state& st) {
     unsigned flags = g_observe;
     g_observe = 0;
