@@ -414,6 +414,23 @@ std::vector<raw_case> raw_cases(int source, const prema::config& cfg) {
         put_at(b, sizeof g, std::uint8_t{0});
         cs.push_back({"reply that nobody awaits", b, "unknown call token 12345"});
     }
+    {
+        // Refused messages that their sender counted as no message, or as several: the
+        // receiver must count them alike, or the job never sees its counts balance and hangs.
+        using prema::detail::flag_batch, prema::detail::flag_uncounted;
+        auto g = header_for(id_int(), 4, source);
+        g.flags = flag_uncounted;
+        g.source = 77;
+        cs.push_back({"uncounted, lying source", wire(g, 4), "claims to come from rank 77"});
+        g = header_for(id_int(), 8, source);
+        g.flags = flag_batch | flag_uncounted;
+        cs.push_back(
+            {"uncounted batch", wire(g, 8), "a batch is never split, urgent or uncounted"});
+        g.flags = flag_batch;
+        auto b = wire(g, 8);
+        put_at(b, sizeof g, prema::detail::batch_prefix{3, 0});
+        cs.push_back({"batch of 3 whose items are missing", b, "truncated batch: item 0 of 3"});
+    }
     cs.push_back({"unknown handler id", wire(header_for(unknown_id, 0, source)),
                   "no handler with id 0x1234567"});
     return cs;

@@ -16,6 +16,7 @@
 #include <prema/lb/scheduler.hpp>
 #include <prema/prema.hpp>
 
+#include "runtime/gather_parts.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -334,4 +335,26 @@ TEST_CASE("prema::wtime() is steady_clock in seconds, with or without a runtime"
     }
     CHECK(inside > w1);
     CHECK(inside < prema::wtime());
+}
+
+// The trace's gather at shutdown: parts of any length (here in pieces of 3 bytes, as a part of
+// more than 2 GiB goes in pieces of 1 GiB), empty ones too, reach rank 0 whole and in order.
+TEST_CASE("gather_parts brings every rank's part to rank 0 in pieces") {
+    const int me = world_rank(), n = world_size();
+    auto part_of = [](int r) { return std::string(std::size_t(3 * r + r % 2), char('a' + r)); };
+    std::vector<std::string> got;
+    prema::detail::gather_parts(
+        MPI_COMM_WORLD, part_of(me),
+        [&](int r, std::string_view part) {
+            CHECK(r == int(got.size()));
+            got.emplace_back(part);
+        },
+        3);
+    if (me != 0) {
+        CHECK(got.empty());
+        return;
+    }
+    REQUIRE(got.size() == std::size_t(n));
+    for (int r = 0; r < n; ++r)
+        CHECK(got[std::size_t(r)] == part_of(r));
 }

@@ -16,6 +16,7 @@
 #include "prema/transport/handler.hpp"
 #include "prema/wtime.hpp"
 #include "runtime/core_sharing.hpp"
+#include "runtime/gather_parts.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -162,29 +163,6 @@ std::string serialize_rank(int rank) {
     return out;
 }
 
-// Gathers variable-length strings to rank 0 (collective on comm).
-std::vector<std::string> gather_strings(MPI_Comm comm, int rank, int size, const std::string& s) {
-    int len = int(s.size());
-    std::vector<int> lens(static_cast<std::size_t>(size)), displs(lens.size());
-    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
-    std::string all;
-    if (rank == 0) {
-        int total = 0;
-        for (int i = 0; i < size; ++i) {
-            displs[std::size_t(i)] = total;
-            total += lens[std::size_t(i)];
-        }
-        all.resize(std::size_t(total));
-    }
-    MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm);
-    std::vector<std::string> out;
-    if (rank == 0)
-        for (int i = 0; i < size; ++i)
-            out.push_back(
-                all.substr(std::size_t(displs[std::size_t(i)]), std::size_t(lens[std::size_t(i)])));
-    return out;
-}
-
 constexpr int n_fields = 14;
 
 void print_stats(const std::vector<double>& all, int size, int workers, const std::string& progress,
@@ -250,6 +228,20 @@ void observe_start(runtime_state& st) {
     g_origin = clock::now();
 }
 
+void count_messages(bool on) noexcept {
+    g_observe = on ? g_observe | observe_count : g_observe & ~unsigned(observe_count);
+    if (auto* st = state_or_null()) // the workers' sends into batches look here
+        for (auto& o : st->outboxes)
+            o.observing = observing();
+}
+
+message_counts counted_messages() noexcept {
+    auto& c = g_counters;
+    return {c.sent.load(std::memory_order_relaxed), c.received.load(std::memory_order_relaxed),
+            c.bytes_sent.load(std::memory_order_relaxed),
+            c.bytes_received.load(std::memory_order_relaxed)};
+}
+
 void observe_finish(runtime_state& st) {
     unsigned flags = g_observe;
     g_observe = 0;
@@ -289,26 +281,25 @@ void observe_finish(runtime_state& st) {
                         to_string(st.cfg.lb_load));
     }
     if (flags & observe_trace) {
-        auto parts = gather_strings(st.comm, st.rank, st.size, serialize_rank(st.rank));
-        if (st.rank == 0) {
-            std::string path = st.cfg.trace.empty() ? "prema-trace.json" : st.cfg.trace;
-            std::FILE* f = std::fopen(path.c_str(), "w");
-            if (!f) {
-                log().error("--prema-trace: cannot write {}", path);
-            } else {
-                std::fputs("[\n", f);
-                bool first = true;
-                for (auto& p : parts) {
-                    if (p.empty())
-                        continue;
-                    if (!first)
-                        std::fputs(",\n", f);
-                    std::fwrite(p.data(), 1, p.size(), f);
-                    first = false;
-                }
-                std::fputs("\n]\n", f);
-                std::fclose(f);
-            }
+        // Rank 0 writes each rank's events as they arrive, one rank's at a time.
+        std::FILE* f = nullptr;
+        std::string path = st.cfg.trace.empty() ? "prema-trace.json" : st.cfg.trace;
+        if (st.rank == 0 && !(f = std::fopen(path.c_str(), "w")))
+            log().error("--prema-trace: cannot write {}", path);
+        bool first = true;
+        if (f)
+            std::fputs("[\n", f);
+        gather_parts(st.comm, serialize_rank(st.rank), [&](int, std::string_view part) {
+            if (!f || part.empty())
+                return;
+            if (!first)
+                std::fputs(",\n", f);
+            std::fwrite(part.data(), 1, part.size(), f);
+            first = false;
+        });
+        if (f) {
+            std::fputs("\n]\n", f);
+            std::fclose(f);
         }
     }
 }

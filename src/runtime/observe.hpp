@@ -17,7 +17,8 @@ namespace prema::detail {
 
 struct runtime_state;
 
-enum : unsigned { observe_stats = 1u, observe_trace = 2u };
+// observe_count: the message counters only, nothing printed (count_messages).
+enum : unsigned { observe_stats = 1u, observe_trace = 2u, observe_count = 4u };
 extern unsigned g_observe;
 
 inline bool observing() noexcept {
@@ -36,6 +37,17 @@ void observe_start(runtime_state& st);
 // Collective (runtime destructor, workers stopped, before the communicator is freed): gathers
 // the counters and the events to rank 0, which prints the table and writes the trace file.
 void observe_finish(runtime_state& st);
+
+// Turns the message counters on or off without --prema-stats, for measurements and tests that
+// count messages. Every rank alike, while a runtime exists, between its phases (no worker runs);
+// the runtime's end turns them off.
+void count_messages(bool on) noexcept;
+// This rank's messages so far while counting (--prema-stats or count_messages): handler
+// messages, not MPI messages (a batch counts as its items), with their wire bytes.
+struct message_counts {
+    std::uint64_t sent = 0, received = 0, bytes_sent = 0, bytes_received = 0;
+};
+message_counts counted_messages() noexcept;
 
 // Microseconds since the common origin.
 double observe_now_us() noexcept;

@@ -18,6 +18,7 @@
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
+#include "prema/transport/all_reduce.hpp"
 #include "prema/version.hpp"
 #include "runtime/core_sharing.hpp"
 #include "runtime/log.hpp"
@@ -94,9 +95,14 @@ void report_unanswered_calls(runtime_state& st) {
             lines.push_back(describe_awaited_call(*call));
         }
     }
+    std::sort(lines.begin(), lines.end());
+    auto reduces = describe_open_all_reduces();
+    waiting += reduces.size();
+    for (auto& line : reduces)
+        if (lines.size() < listed)
+            lines.push_back(std::move(line));
     if (waiting == 0)
         return;
-    std::sort(lines.begin(), lines.end());
     report_error(fmt::format("the whole job is quiescent, but {} call(s) made on this rank still "
                              "await a reply that nothing can send now:\n  {}{}",
                              waiting, fmt::join(lines, "\n  "),
@@ -602,6 +608,7 @@ int runtime::run(entry_fn entry) {
     st.errors.store(0);
     st.phase_over.store(false);
     st.entries.store(1);
+    detail::reset_all_reduces(); // before the barrier: no rank's next call can arrive yet
     st.engine->begin_phase();
     auto phase_start = detail::now_ticks();
     st.workers->push(

@@ -177,8 +177,12 @@ void progress_engine::post_raw(int dest, std::span<const std::byte> bytes,
         throw usage_error(fmt::format("post_raw: rank {} of {}, {} bytes (at most {})", dest, size_,
                                       bytes.size(), pool_.wire_bytes()));
     message* m = pool_.acquire();
+    // Zeros where `bytes` end: the sender's count reads what the receiver will (see
+    // counted_by_sender), not what the buffer's last message left.
+    std::memset(&m->header(), 0, sizeof(wire_header));
     if (!bytes.empty())
         std::memcpy(&m->header(), bytes.data(), bytes.size());
+    m->logical = counted_by_sender(m->header(), int(bytes.size()));
     if (!payload.empty()) {
         if (bytes.size() < sizeof(wire_header) || m->header().payload_tag < first_payload_tag ||
             m->header().payload_tag > max_tag_) {
@@ -321,24 +325,24 @@ void progress_engine::send_ack_probes() {
     probe_dests_.clear();
 }
 
-void progress_engine::reject(message* m, int source, const std::string& why) {
+void progress_engine::reject(message* m, int bytes, int source, const std::string& why) {
     hooks_.error(fmt::format("refused a message from rank {}: {}", source, why));
+    received_.add_polling(counted_by_sender(m->header(), bytes));
     pool_.release(m);
-    received_.add_polling(1);
 }
 
 // The sender's payload send completes only once it is received (and its shutdown waits for
 // it): a refused header's payload is received into a buffer of its own, as large as what
 // actually arrives, and dropped. It is looked for until it comes, since MPI orders messages
 // of different tags only in practice.
-void progress_engine::drop_payload(message* m, int source, const std::string& why) {
+void progress_engine::drop_payload(message* m, int bytes, int source, const std::string& why) {
     auto& h = m->header();
     hooks_.error(fmt::format("refused a message from rank {}: {}; its split-phase payload is "
                              "received and dropped",
                              source, why));
     unreceived_payloads_.push_back({source, h.payload_tag});
+    received_.add_polling(counted_by_sender(h, bytes));
     pool_.release(m);
-    received_.add_polling(1);
     receive_dropped_payloads();
 }
 
@@ -368,12 +372,12 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     m->peer = source;
     if (auto why = check_header(h, count, source, cfg_); !why.empty()) {
         if (payload_follows(h, count, source, max_tag_))
-            return drop_payload(m, source, why);
-        return reject(m, source, why);
+            return drop_payload(m, count, source, why);
+        return reject(m, count, source, why);
     }
     if (h.flags & flag_batch) {
         if (auto why = check_batch(m->payload(), m->logical); !why.empty())
-            return reject(m, source, why);
+            return reject(m, count, source, why);
     }
     if (!(h.flags & flag_split))
         return count_received(m, true);

@@ -89,9 +89,9 @@ class progress_engine {
     void post(message* m);
 
     // Fault injection for tests: queues a message whose wire bytes are exactly `bytes` (at most
-    // the pool's wire_bytes()), sent over MPI even to this rank. It counts as sent, like any
-    // message, so that the receiver's refusal (which counts it as received) keeps quiescence
-    // exact. Any thread.
+    // the pool's wire_bytes()), sent over MPI even to this rank. It counts as sent as a real
+    // sender of these bytes would count it (counted_by_sender), so that the receiver's refusal,
+    // which counts it received alike, keeps quiescence exact. Any thread.
     // A non-empty `payload` follows on the tag that the bytes' header names, as a split-phase
     // payload would; it must outlive the send.
     void post_raw(int dest, std::span<const std::byte> bytes,
@@ -184,8 +184,9 @@ class progress_engine {
     void release_sent(message* m) noexcept;
     bool poll_ops();
     bool poll_waves();
-    void reject(message* m, int source, const std::string& why);
-    void drop_payload(message* m, int source, const std::string& why);
+    // Refuse `m`, of `bytes` received bytes, with an error; counted as its sender counted it.
+    void reject(message* m, int bytes, int source, const std::string& why);
+    void drop_payload(message* m, int bytes, int source, const std::string& why);
     bool receive_dropped_payloads();
 
     MPI_Comm comm_;

@@ -1,6 +1,7 @@
 #include "transport/wire_check.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -45,6 +46,19 @@ bool payload_follows(const wire_header& h, int byte_count, int source, int max_t
     return byte_count >= int(sizeof(wire_header)) && h.magic == wire_magic && h.source == source &&
            (h.flags & flag_split) && h.payload_tag >= wire_first_payload_tag &&
            h.payload_tag <= max_tag;
+}
+
+std::uint32_t counted_by_sender(const wire_header& h, int byte_count) {
+    constexpr int flags_end = int(offsetof(wire_header, flags) + sizeof h.flags);
+    if (byte_count < flags_end)
+        return 1;
+    if (h.flags & flag_uncounted)
+        return 0;
+    if (!(h.flags & flag_batch) || byte_count < int(sizeof h + sizeof(batch_prefix)))
+        return 1;
+    batch_prefix prefix;
+    std::memcpy(&prefix, reinterpret_cast<const std::byte*>(&h + 1), sizeof prefix);
+    return prefix.count;
 }
 
 std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count) {

@@ -23,6 +23,13 @@ std::string check_header(const wire_header& h, int byte_count, int source, const
 // and names a payload tag no greater than `max_tag`.
 bool payload_follows(const wire_header& h, int byte_count, int source, int max_tag);
 
+// How many messages the sender of these `byte_count` header bytes (and the payload after them)
+// counted as sent for quiescence: none if uncounted, a batch's item count, else one (see
+// progress_engine::post). Reads only bytes that arrived: too short for the flags, or for a
+// batch's prefix, counts one. A receiver that refuses a message counts it received as this
+// many, so that the job's counts still balance and its end is still detected.
+std::uint32_t counted_by_sender(const wire_header& h, int byte_count);
+
 // Why the payload of a batch (flag_batch) must be rejected, or empty when every item lies
 // within it; `count` gets the number of messages it holds.
 std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count);

@@ -16,10 +16,13 @@
 // tuple). It runs here, in index order; the arguments travel by value.
 //
 // Returns the objects' pointers in index order. Each rank builds its objects, in index order,
-// in one handler. A placement that names no rank, or more objects than their ids can come
-// back in one message (--prema-max-message-bytes), throws usage_error before anything is sent.
-// If a constructor throws, the first failure in rank order is rethrown once every rank has
-// answered; the objects that were built stay (their pointers are not returned).
+// in one handler. The batches spread along a binomial tree of the ranks that get objects, the
+// caller at its root (rank_tree.hpp): each rank passes its children their subtrees' batches
+// and answers its parent with its subtree's ids, so the caller sends ceil(log2 k) requests to k
+// ranks and holds as many messages, not k. A placement that names no rank, or more objects than
+// their ids can come back in one message (--prema-max-message-bytes), throws usage_error before
+// anything is sent. If a constructor throws, the first failure in rank order is rethrown once every
+// rank has answered; the objects that were built stay (their pointers are not returned).
 #pragma once
 
 #include <concepts>
@@ -33,6 +36,7 @@
 #include "prema/coro/task.hpp"
 #include "prema/coro/when_all.hpp"
 #include "prema/objects/objects.hpp"
+#include "prema/objects/rank_tree.hpp"
 #include "prema/runtime.hpp"
 
 namespace prema {
@@ -75,6 +79,30 @@ template <class T, class... A> struct create_batch_handler<T, std::tuple<A...>> 
     }
 };
 
+template <class T, class Args> task<std::vector<object_id>> create_here(std::vector<Args> batch) {
+    if (batch.empty()) // the caller, when it gets no objects
+        co_return std::vector<object_id>{};
+    co_return create_batch_handler<T, Args>{}(std::move(batch));
+}
+
+// `batches[i]` for rank `ranks[i]`, this rank first (rank_tree.hpp): the subtree's ids in that
+// order. The children's requests leave before this rank builds its own objects.
+template <class T, class Args> struct create_on_subtree {
+    task<std::vector<object_id>> operator()(std::vector<int> ranks,
+                                            std::vector<std::vector<Args>> batches) const {
+        using request = decltype(call(0, create_on_subtree{}, ranks, batches));
+        std::vector<request> below;
+        for (auto run : subtrees(ranks.size()))
+            below.push_back(call(ranks[run.first], create_on_subtree{}, take_run(ranks, run),
+                                 take_run(batches, run)));
+        auto [theirs, ids] = co_await when_all(when_all(std::move(below)),
+                                               create_here<T, Args>(std::move(batches[0])));
+        for (auto& part : theirs)
+            ids.insert(ids.end(), part.begin(), part.end());
+        co_return std::move(ids);
+    }
+};
+
 inline std::size_t place(placement::block_t, std::size_t i, std::size_t n, std::size_t ranks) {
     return i * ranks / n;
 }
@@ -104,24 +132,35 @@ task<std::vector<mobile_ptr<T>>> create_many(std::size_t n, Placement placement,
         rank_of[i] = detail::place(placement, i, n, p);
         batches[rank_of[i]].push_back(args(make_args(i)));
     }
-    for (auto& batch : batches) // before any call is made: a call made is a call sent
-        detail::check_create_batch(batch.size());
-    using call_t = decltype(call(0, detail::create_batch_handler<T, args>{}, batches[0]));
-    std::vector<call_t> calls;
-    std::vector<std::size_t> reply_of(p); // the rank's place among the calls
-    for (std::size_t r = 0; r < p; ++r) {
-        if (batches[r].empty())
-            continue;
-        reply_of[r] = calls.size();
-        calls.push_back(
-            call(int(r), detail::create_batch_handler<T, args>{}, std::move(batches[r])));
+    // The tree: this rank first, then every rank that gets objects, ascending.
+    const std::size_t me = std::size_t(rank());
+    std::vector<int> ranks{int(me)};
+    std::vector<std::vector<args>> tree{std::move(batches[me])};
+    for (std::size_t r = 0; r < p; ++r)
+        if (r != me && !batches[r].empty()) {
+            ranks.push_back(int(r));
+            tree.push_back(std::move(batches[r]));
+        }
+    // Before any call is made (a call made is a call sent): the largest reply, a child's subtree.
+    for (auto run : detail::subtrees(tree.size())) {
+        std::size_t objects = 0;
+        for (std::size_t i = run.first; i < run.second; ++i)
+            objects += tree[i].size();
+        detail::check_create_batch(objects);
     }
-    std::vector<std::vector<object_id>> ids = co_await when_all(std::move(calls));
+    std::vector<std::size_t> sizes(tree.size()); // what each rank of the tree builds
+    for (std::size_t i = 0; i < tree.size(); ++i)
+        sizes[i] = tree[i].size();
+    std::vector<object_id> ids =
+        co_await detail::create_on_subtree<T, args>{}(ranks, std::move(tree));
+    // `ids` lists each rank's objects in tree order; object i is the next of its rank's.
+    std::vector<std::size_t> next(p);
+    for (std::size_t i = 0, at = 0; i < ranks.size(); at += sizes[i], ++i)
+        next[std::size_t(ranks[i])] = at;
     std::vector<mobile_ptr<T>> out;
     out.reserve(n);
-    std::vector<std::size_t> taken(p);
     for (std::size_t r : rank_of)
-        out.emplace_back(ids[reply_of[r]][taken[r]++]);
+        out.emplace_back(ids[next[r]++]);
     co_return out;
 }
 

@@ -4,30 +4,35 @@
 //   std::vector<double> e = co_await prema::gather(parts, prema::fn<&part::error>); // in order
 //   double total = co_await prema::reduce(parts, prema::fn<&part::error>, std::plus<>{});
 //
-// One request per rank, not one message per object: the caller groups `objects` by where it
-// believes they live (prema::where) and sends each such rank the list of its objects. That rank
-// calls the handler on each of them through the ordinary object path (prema::call), all at
-// once: an object living there runs locally; one that has moved away meanwhile is followed
-// along its forwarding pointers. Each object is thus called exactly once, however it migrates.
-// The rank answers with one message: the values in list order (gather), or their op-fold in
-// list order (reduce).
+// One request per rank, not one message per object, and spread along a tree of ranks: the
+// caller groups `objects` by where it believes they live (prema::where), then the caller and
+// the ranks that have objects form a binomial tree (rank_tree.hpp), the caller at its root.
+// Each rank forwards to its children the lists of their subtrees, calls the handler on each of
+// its own objects through the ordinary object path (prema::call), all at once, and answers its
+// parent with one message: its values and its subtree's in list order (gather), or their op-fold
+// (reduce). The caller thus sends and receives about 2 log2 of the ranks involved, not one per
+// rank. An object living where it was believed runs locally; one that has moved away meanwhile
+// is followed along its forwarding pointers. Each object is thus called exactly once, however it
+// migrates.
 //
 // Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is
-// called twice). reduce folds each rank's list left to right, then the ranks' partial results
-// in ascending rank order, on the caller; the order thus depends on where the caller believed
-// the objects were (gather, then fold, for a placement-independent order). reduce over no
-// objects throws prema::usage_error, since op has no identity to give.
+// called twice). reduce folds each rank's list left to right, then, at each rank of the tree,
+// its own fold followed by its children's in order: the ranks in the order caller first, then
+// the others ascending, with op associative (gather, then fold, for a placement-independent
+// order). reduce over no objects throws prema::usage_error, since op has no identity to give.
 //
 // The handler: an object handler without arguments returning a value (a coroutine handler's
 // co_return value counts); op: (R, R) -> R without captures. The calls come from the ranks the
 // objects were believed to be on, so they are not ordered after messages the caller sent to the
 // objects before (await those first). An error in the handler on any object or in op is
-// rethrown to the caller as prema::remote_error (the first in rank order, once all finished).
+// rethrown to the caller as prema::remote_error (the first in the order above, once all
+// finished).
 //
-// The caller resumes on the worker that receives the last rank's answer (see when_all).
+// The caller resumes on the worker that receives the last answer (see when_all).
 #pragma once
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -37,6 +42,7 @@
 #include "prema/coro/when_all.hpp"
 #include "prema/error.hpp"
 #include "prema/objects/objects.hpp"
+#include "prema/objects/rank_tree.hpp"
 #include "prema/runtime.hpp"
 #include "prema/transport/all_reduce.hpp"
 
@@ -55,16 +61,56 @@ task<std::vector<gathered_t<H>>> call_each(std::vector<mobile_ptr<T>> objects) {
     co_return co_await when_all(std::move(calls));
 }
 
-// The handlers the per-rank requests run.
-template <class T, class H> struct gather_on_rank {
-    task<std::vector<gathered_t<H>>> operator()(std::vector<mobile_ptr<T>> objects) const {
-        return call_each<T, H>(std::move(objects));
+// A rank's part of the tree: `lists[0]` its own objects, the rest those of the ranks
+// `ranks[1..]` of its subtree, in tree order (rank_tree.hpp).
+template <class T> struct subtree {
+    std::vector<int> ranks;
+    std::vector<std::vector<mobile_ptr<T>>> lists;
+};
+
+// Sends each child of this rank in `tree` its subtree's part, through request(rank, ranks,
+// lists); the requests in child order.
+template <class T, class Request> auto request_children(subtree<T>& tree, Request request) {
+    std::vector<decltype(request(0, std::vector<int>{}, std::vector<std::vector<mobile_ptr<T>>>{}))>
+        out;
+    for (auto run : subtrees(tree.ranks.size()))
+        out.push_back(
+            request(tree.ranks[run.first], take_run(tree.ranks, run), take_run(tree.lists, run)));
+    return out;
+}
+
+// The handlers the tree's requests run: this rank's values (or fold), then its children's.
+template <class T, class H> struct gather_on_subtree {
+    task<std::vector<gathered_t<H>>>
+    operator()(std::vector<int> ranks, std::vector<std::vector<mobile_ptr<T>>> lists) const {
+        subtree<T> tree{std::move(ranks), std::move(lists)};
+        auto below = request_children(tree, [](int r, auto rs, auto ls) {
+            return call(r, gather_on_subtree{}, std::move(rs), std::move(ls));
+        });
+        auto [mine, theirs] = co_await when_all(call_each<T, H>(std::move(tree.lists[0])),
+                                                when_all(std::move(below)));
+        for (auto& part : theirs)
+            mine.insert(mine.end(), std::make_move_iterator(part.begin()),
+                        std::make_move_iterator(part.end()));
+        co_return std::move(mine);
     }
 };
-template <class T, class H, class Op> struct reduce_on_rank {
-    task<gathered_t<H>> operator()(std::vector<mobile_ptr<T>> objects) const {
-        auto values = co_await call_each<T, H>(std::move(objects));
-        co_return fold<Op>(values);
+template <class T, class H, class Op> struct reduce_on_subtree {
+    task<gathered_t<H>> operator()(std::vector<int> ranks,
+                                   std::vector<std::vector<mobile_ptr<T>>> lists) const {
+        subtree<T> tree{std::move(ranks), std::move(lists)};
+        auto below = request_children(tree, [](int r, auto rs, auto ls) {
+            return call(r, reduce_on_subtree{}, std::move(rs), std::move(ls));
+        });
+        auto [mine, theirs] = co_await when_all(call_each<T, H>(std::move(tree.lists[0])),
+                                                when_all(std::move(below)));
+        std::vector<gathered_t<H>> partials;
+        partials.reserve(1 + theirs.size());
+        if (!mine.empty())
+            partials.push_back(fold<Op>(mine));
+        for (auto& p : theirs)
+            partials.push_back(std::move(p));
+        co_return fold<Op>(partials);
     }
 };
 
@@ -85,13 +131,27 @@ template <class T> struct by_rank {
         }
     }
 
-    // One request per rank that has objects, in ascending rank order, each made by
-    // request(rank, its objects).
-    template <class Request> auto requests(Request request) {
-        std::vector<decltype(request(0, std::vector<mobile_ptr<T>>{}))> out;
+    // The tree's root part: this rank (with its objects, if any) first, then every other rank
+    // that has objects, ascending.
+    subtree<T> tree() {
+        const int me = prema::rank();
+        subtree<T> t;
+        t.ranks.push_back(me);
+        t.lists.push_back(std::move(objects[std::size_t(me)]));
         for (std::size_t r = 0; r < objects.size(); ++r)
-            if (!objects[r].empty())
-                out.push_back(request(int(r), std::move(objects[r])));
+            if (int(r) != me && !objects[r].empty()) {
+                t.ranks.push_back(int(r));
+                t.lists.push_back(std::move(objects[r]));
+            }
+        return t;
+    }
+    // The ranks of tree(), in its order.
+    std::vector<int> tree_order() const {
+        const int me = prema::rank();
+        std::vector<int> out{me};
+        for (std::size_t r = 0; r < objects.size(); ++r)
+            if (int(r) != me && !objects[r].empty())
+                out.push_back(int(r));
         return out;
     }
 };
@@ -112,18 +172,16 @@ task<std::vector<detail::gathered_t<H>>> gather(std::vector<mobile_ptr<T>> objec
     detail::check_object_handler<T, H>();
     using R = detail::gathered_t<H>;
     detail::by_rank<T> groups(objects);
-    auto parts = co_await when_all(groups.requests([](int r, std::vector<mobile_ptr<T>> list) {
-        return call(r, detail::gather_on_rank<T, H>{}, std::move(list));
-    }));
+    const auto order = groups.tree_order();
+    auto root = groups.tree();
+    auto values =
+        co_await detail::gather_on_subtree<T, H>{}(std::move(root.ranks), std::move(root.lists));
+    // `values` lists each rank's objects in tree order.
     std::vector<std::optional<R>> placed(objects.size());
-    std::size_t part = 0;
-    for (auto& at : groups.positions) {
-        if (at.empty())
-            continue;
-        for (std::size_t i = 0; i < at.size(); ++i)
-            placed[at[i]].emplace(std::move(parts[part][i]));
-        ++part;
-    }
+    std::size_t next = 0;
+    for (int r : order)
+        for (std::size_t at : groups.positions[std::size_t(r)])
+            placed[at].emplace(std::move(values[next++]));
     std::vector<R> out;
     out.reserve(placed.size());
     for (auto& v : placed)
@@ -139,10 +197,9 @@ task<detail::gathered_t<H>> reduce(std::vector<mobile_ptr<T>> objects, H, Op) {
     if (objects.empty())
         throw usage_error("prema::reduce over no objects: op has no identity to give");
     detail::by_rank<T> groups(objects);
-    auto partials = co_await when_all(groups.requests([](int r, std::vector<mobile_ptr<T>> list) {
-        return call(r, detail::reduce_on_rank<T, H, Op>{}, std::move(list));
-    }));
-    co_return detail::fold<Op>(partials);
+    auto root = groups.tree();
+    co_return co_await detail::reduce_on_subtree<T, H, Op>{}(std::move(root.ranks),
+                                                             std::move(root.lists));
 }
 
 } // namespace prema

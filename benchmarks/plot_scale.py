@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Plots, against the number of ranks (log scale), the busiest rank's messages per operation
+and PREMA's own memory per rank (peak RSS minus the RSS right after MPI_Init), from the JSON
+rows that `scale --json` writes (benchmarks/run_scale.sh gathers them in scale.jsonl).
+
+    benchmarks/plot_scale.py [results/scale.jsonl] [results/scale.png]
+
+Needs matplotlib; without it, prints a note and exits 0.
+"""
+import json
+import math
+import os
+import sys
+
+
+def main() -> int:
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results", "scale.jsonl")
+    dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "results", "scale.png")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot_scale.py: matplotlib is not installed (apt-get install python3-matplotlib);"
+              " no plot drawn")
+        return 0
+
+    with open(src) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    ops = []
+    for r in rows:
+        if r["op"] not in ops:
+            ops.append(r["op"])
+
+    fig, (msgs, mem) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for op in ops:
+        if op in ("incast", "quiescence"):
+            continue  # incast counts P-1 floods, quiescence sends no messages: see the table
+        pts = sorted((r["ranks"], r["busiest_msgs"]) for r in rows if r["op"] == op)
+        msgs.plot([p for p, _ in pts], [m for _, m in pts], marker="o", label=op)
+    ranks = sorted({r["ranks"] for r in rows})
+    msgs.plot(ranks, [2 * math.ceil(math.log2(p)) + 4 for p in ranks], "k--",
+              label="2 ceil(log2 P) + 4")
+    msgs.set_xscale("log", base=2)
+    msgs.set_xlabel("ranks")
+    msgs.set_ylabel("busiest rank's messages per call")
+    msgs.legend(fontsize=8)
+
+    for op in ("all_reduce", "incast"):
+        pts = sorted((r["ranks"], (r["rss_kb"] - r["rss_after_mpi_init_kb"]) / 1024)
+                     for r in rows if r["op"] == op)
+        if pts:
+            mem.plot([p for p, _ in pts], [m for _, m in pts], marker="o",
+                     label=f"after {op}" if op != "incast" else "incast receiver")
+    mem.set_xscale("log", base=2)
+    mem.set_xlabel("ranks")
+    mem.set_ylabel("PREMA's peak RSS per rank (MiB, above MPI_Init)")
+    mem.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(dst, dpi=120)
+    print("wrote", dst)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
