@@ -831,7 +831,8 @@ TEST_CASE("lifeline: a buddy that gets work later pushes it to the waiting rank 
                 moved.insert({m.from, m.to});
             CHECK(moved.count({0, 1}) == 1);
             CHECK(moved.count({0, 2}) == 1);
-            for (auto [from, to] : moved) {
+            for (auto& m : moved) {
+                const int from = m.first, to = m.second;
                 CAPTURE(from);
                 CAPTURE(to);
                 CHECK(to != 0);
