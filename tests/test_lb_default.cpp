@@ -136,6 +136,32 @@ TEST_CASE("a busy rank answers steal requests between short items, not a quantum
     CHECK(in > 0);
 }
 
+// The lifeline policy over MPI: idle ranks ask, go quiet, and are pushed work along their
+// lifelines; every object moved arrives once, and quiescence still ends the phase although
+// quiet ranks leave lifeline requests open at the end.
+TEST_CASE("lifeline moves objects off an overloaded rank and the job finishes") {
+    if (world_size() < 2)
+        return;
+    prema::config cfg;
+    cfg.lb = "lifeline";
+    cfg.lb_period_us = 200;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    for (int phase = 0; phase < 2; ++phase) { // the second starts with lifelines still open
+        CAPTURE(phase);
+        const auto before = prema::lb::current_stats();
+        CHECK(rt.run([] { return overload_rank_0(8 * world_size(), 4); }) == 0);
+        const auto after = prema::lb::current_stats();
+        auto out = sum_over_ranks(after.migrations_out - before.migrations_out);
+        auto in = sum_over_ranks(after.migrations_in - before.migrations_in);
+        auto messages = sum_over_ranks(after.messages - before.messages);
+        if (world_rank() == 0)
+            MESSAGE("lifeline, " << world_size() << " ranks, phase " << phase << ": " << out
+                                 << " objects moved, " << messages << " policy messages");
+        CHECK(out > 0);
+        CHECK(out == in);
+    }
+}
+
 TEST_CASE("enable_balancing(false) left on to the end: rank 0 warns once at shutdown") {
     const int expected = world_rank() == 0 ? 1 : 0;
     SUBCASE("held off in the only phase") {

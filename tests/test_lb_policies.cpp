@@ -7,7 +7,8 @@
 // Checked: nothing is ever lost or duplicated (objects and handlers conserved every round),
 // all work finishes, the receiver-initiated policies only move work from ranks that can spare
 // it to idle ranks, idle ranks back off, master_worker funnels through rank 0, heat_diffusion
-// moves load along mesh edges until balanced, and `none` moves nothing.
+// moves load along mesh edges until balanced, lifeline's idle ranks go quiet and are pushed work
+// along their lifelines, and `none` moves nothing.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -394,7 +395,7 @@ int static_rounds(cluster& c) {
 }
 
 const std::vector<std::string> balancing = {"work_stealing", "diffusion", "master_worker",
-                                            "heat_diffusion"};
+                                            "heat_diffusion", "lifeline"};
 
 } // namespace
 
@@ -559,7 +560,7 @@ TEST_CASE("a steal grant is half the victim's surplus, at most what the thief as
 // serve() copied and sorted the whole work map for every request: a rank with n objects paid
 // O(n log n) on the MPI thread per request whatever it granted.
 TEST_CASE("serving a request touches the objects granted, not all of them") {
-    for (std::string name : {"work_stealing", "diffusion"}) {
+    for (std::string name : {"work_stealing", "diffusion", "lifeline"}) {
         CAPTURE(name);
         cluster c(name, 2, 1, fast());
         for (int i = 0; i < 20000; ++i)
@@ -573,7 +574,7 @@ TEST_CASE("serving a request touches the objects granted, not all of them") {
 }
 
 TEST_CASE("a rank with nothing to spare is never robbed") {
-    for (std::string name : {"work_stealing", "diffusion", "master_worker"}) {
+    for (std::string name : {"work_stealing", "diffusion", "master_worker", "lifeline"}) {
         CAPTURE(name);
         cluster c(name, 4, 2, fast());
         c.add(0, 5); // one object with a long queue: one worker can run it, nobody else
@@ -764,4 +765,118 @@ TEST_CASE("heat_diffusion: the busiest rank's messages per round do not grow wit
     }
     CHECK(busiest[64] <= busiest[16]);
     CHECK(busiest[16] <= 100);
+}
+
+// The messages each rank sent in every one of `rounds` rounds.
+std::vector<std::vector<int>> sent_per_round(cluster& c, int rounds, delivery mode) {
+    std::vector<std::vector<int>> out;
+    for (int i = 0; i < rounds; ++i) {
+        std::vector<int> before;
+        for (int r = 0; r < c.size(); ++r)
+            before.push_back(c.at(r).sent);
+        c.round(mode);
+        out.emplace_back();
+        for (int r = 0; r < c.size(); ++r)
+            out.back().push_back(c.at(r).sent - before[std::size_t(r)]);
+    }
+    return out;
+}
+
+int sum(const std::vector<int>& v) {
+    int n = 0;
+    for (int x : v)
+        n += x;
+    return n;
+}
+
+// An idle rank makes at most 4 random requests, then one request along each lifeline (at most
+// ceil(log2 P)), then sends nothing until work reaches it: no polling of a finished job, and
+// none of a rank whose only object cannot be split. work_stealing keeps asking (after pauses).
+TEST_CASE("lifeline: idle ranks go quiet once their steals fail") {
+    for (int ranks : {2, 3, 7, 8, 13, 32})
+        for (auto mode : {delivery::all, delivery::random}) {
+            CAPTURE(ranks);
+            CAPTURE(int(mode));
+            int lifelines = 0;
+            while ((1 << lifelines) < ranks)
+                ++lifelines;
+            const int budget = std::min(ranks - 1, 4) + lifelines;
+            SUBCASE("all work done") {
+                cluster c("lifeline", ranks, 1, fast(), unsigned(ranks));
+                for (int i = 0; i < 3 * ranks; ++i)
+                    c.add(0);
+                c.run(mode);
+                auto per_round = sent_per_round(c, 200, mode);
+                for (int i = 20; i < 200; ++i)
+                    CHECK(sum(per_round[std::size_t(i)]) == 0);
+            }
+            SUBCASE("one rank busy with work it cannot spare") {
+                cluster c("lifeline", ranks, 1, fast(), unsigned(ranks));
+                c.add(0, 1000); // one object, 1000 handlers in a row: nothing to give away
+                auto per_round = sent_per_round(c, 200, mode);
+                // Each idle rank's requests, and at most one answer to each.
+                CHECK(c.messages() <= 2 * (ranks - 1) * budget);
+                for (int i = 20; i < 200; ++i)
+                    CHECK(sum(per_round[std::size_t(i)]) == 0);
+                CHECK(c.migrations.empty());
+            }
+        }
+}
+
+// What the lifelines buy on a finished job of 32 ranks: work_stealing's idle ranks keep asking
+// (after pauses of up to 32 periods), lifeline's fall silent after their first idle stretch.
+TEST_CASE("a finished job: lifeline falls silent, work_stealing keeps polling") {
+    std::map<std::string, int> early, late;
+    for (std::string name : {"work_stealing", "lifeline"}) {
+        cluster c(name, 32, 1, fast());
+        c.run();
+        auto per_round = sent_per_round(c, 400, delivery::all);
+        for (int i = 0; i < 400; ++i)
+            (i < 200 ? early : late)[name] += sum(per_round[std::size_t(i)]);
+        MESSAGE(name << ", 32 idle ranks: " << early[name] << " policy messages in rounds 0-199, "
+                     << late[name] << " in rounds 200-399");
+    }
+    CHECK(late["work_stealing"] > 0);
+    CHECK(late["lifeline"] == 0);
+}
+
+// Ranks 1 and 2 are rank 0's lifeline buddies (hypercube: r xor 2^k), rank 3 is the buddy of 1
+// and 2. All go quiet on an empty cluster; then work appears on rank 0 only. Rank 0 pushes it to
+// 1 and 2, which push some on to 3: rank 3 says nothing before its work arrives, and no work
+// goes back to rank 0 (it withdrew its own lifeline requests).
+TEST_CASE("lifeline: a buddy that gets work later pushes it to the waiting rank unasked") {
+    for (int workers : {1, 2})
+        for (auto mode : {delivery::all, delivery::random}) {
+            CAPTURE(workers);
+            CAPTURE(int(mode));
+            cluster c("lifeline", 4, workers, fast());
+            for (int i = 0; i < 50; ++i)
+                c.round(mode, false);
+            c.deliver();
+            const int quiet_3 = c.at(3).sent;
+            for (int i = 0; i < 200; ++i)
+                c.add(0);
+            int rounds = 0;
+            while (rounds < 50 && c.at(3).objects.empty()) {
+                c.round(mode, false);
+                ++rounds;
+            }
+            CHECK(!c.at(3).objects.empty());
+            CHECK(c.at(3).sent == quiet_3);
+            c.deliver();
+            std::set<std::pair<int, int>> moved;
+            for (auto& m : c.migrations)
+                moved.insert({m.from, m.to});
+            CHECK(moved.count({0, 1}) == 1);
+            CHECK(moved.count({0, 2}) == 1);
+            for (auto& m : moved) {
+                const int from = m.first, to = m.second;
+                CAPTURE(from);
+                CAPTURE(to);
+                CHECK(to != 0);
+                CHECK(((from == 0 && to < 3) || (from > 0 && to == 3)));
+            }
+            c.run(mode);
+            CHECK(c.done() == 200);
+        }
 }

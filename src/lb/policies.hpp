@@ -13,6 +13,7 @@ std::unique_ptr<lb::scheduler> make_work_stealing();
 std::unique_ptr<lb::scheduler> make_diffusion();
 std::unique_ptr<lb::scheduler> make_master_worker();
 std::unique_ptr<lb::scheduler> make_heat_diffusion();
+std::unique_ptr<lb::scheduler> make_lifeline();
 
 inline std::map<std::string, lb::policy_factory> builtin_policies() {
     return {
@@ -21,6 +22,7 @@ inline std::map<std::string, lb::policy_factory> builtin_policies() {
         {"diffusion", make_diffusion},
         {"master_worker", make_master_worker},
         {"heat_diffusion", make_heat_diffusion},
+        {"lifeline", make_lifeline},
     };
 }
 

@@ -123,7 +123,8 @@ constexpr option options[] = {
      }},
     {"lb", "NAME", "none", true,
      "Load-balancing policy: `none`, `work_stealing`, `diffusion`, `master_worker`, "
-     "`heat_diffusion`, or one the program registered. Any but `none` balances from the start "
+     "`heat_diffusion`, `lifeline`, or one the program registered. Any but `none` balances from "
+     "the start "
      "of the run; `prema::lb::enable_balancing(false)` holds it off (see \"Load balancing\").",
      [](config& c, const std::string& v) { c.lb = v; }},
     {"lb-period-us", "N", "1000", true,

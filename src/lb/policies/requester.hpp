@@ -17,10 +17,21 @@ namespace prema::detail {
 
 class requester : public lb::scheduler {
   protected:
-    enum class kind : std::uint8_t { request, granted, refused, query, load };
+    // lifeline, dealt, withdrawn: a request along a lifeline, the work pushed back on it, and
+    // the request taken back (lifeline.cpp).
+    enum class kind : std::uint8_t {
+        request,
+        granted,
+        refused,
+        query,
+        load,
+        lifeline,
+        dealt,
+        withdrawn
+    };
     struct msg {
         kind k;
-        std::int32_t count; // request: objects wanted; granted: objects sent
+        std::int32_t count; // request, lifeline: objects wanted; granted, dealt: objects sent
         double load;        // refused, load: the sender's pending load
     };
     using clock = std::chrono::steady_clock;
@@ -55,28 +66,41 @@ class requester : public lb::scheduler {
     }
 
     // Grants `to` up to `want` objects, half of this rank's spare ones rounded up; answers
-    // either way. Only objects that run nothing move, and at most running() of the heaviest
-    // run something, so that many more candidates are enough.
+    // either way.
     void serve(int to, int want) {
-        const int free = workers() - running();
-        const auto spare = std::int64_t(work_objects()) - std::max(free, 0);
-        int granted = 0;
-        if (spare > 0) {
-            const auto give = std::min<std::int64_t>(std::max(want, 1), (spare + 1) / 2);
-            for (auto& o : heaviest(std::size_t(give) + std::size_t(std::max(running(), 0))))
-                if (granted < give && migrate(o.object, to))
-                    ++granted;
-        }
+        const int granted = give(to, want);
         if (granted > 0)
             send_to(to, msg{kind::granted, granted, 0});
         else
             send_to(to, msg{kind::refused, 0, local_load()});
     }
 
-    // A reply to ask().
-    void answered(kind k) {
+    // Migrates to `to` up to `want` objects, half of this rank's spare ones (those beyond one
+    // per free worker) rounded up, and returns how many moved. Only objects that run nothing
+    // move, and at most running() of the heaviest run something, so that many more candidates
+    // are enough.
+    int give(int to, int want) {
+        const int free = workers() - running();
+        const auto spare = std::int64_t(work_objects()) - std::max(free, 0);
+        int given = 0;
+        if (spare > 0) {
+            const auto n = std::min<std::int64_t>(std::max(want, 1), (spare + 1) / 2);
+            for (auto& o : heaviest(std::size_t(n) + std::size_t(std::max(running(), 0))))
+                if (given < n && migrate(o.object, to))
+                    ++given;
+        }
+        return given;
+    }
+
+    // A reply to ask() came: another request may go out.
+    void replied() {
         waiting_ = false;
         note_answer_wait(std::chrono::duration<double>(clock::now() - asked_at_).count());
+    }
+
+    // A reply to ask(), noted for the back-off.
+    void answered(kind k) {
+        replied();
         if (k == kind::granted)
             refusals_ = 0;
         else
