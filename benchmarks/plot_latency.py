@@ -10,19 +10,12 @@ import json
 import os
 import sys
 
+import plot_common
+
 
 def main() -> int:
-    here = os.path.dirname(os.path.abspath(__file__))
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results", "latency.json")
-    dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "results", "latency.png")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_latency.py: matplotlib is not installed (apt-get install python3-matplotlib);"
-              " no plot drawn")
+    src, dst, plt = plot_common.paths_and_pyplot(__file__, "latency.json", "latency.png")
+    if plt is None:
         return 0
 
     with open(src) as f:

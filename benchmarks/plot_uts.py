@@ -11,19 +11,12 @@ import json
 import os
 import sys
 
+import plot_common
+
 
 def main() -> int:
-    here = os.path.dirname(os.path.abspath(__file__))
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results", "uts.json")
-    dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "results", "uts.png")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_uts.py: matplotlib is not installed (apt-get install python3-matplotlib);"
-              " no plot drawn")
+    src, dst, plt = plot_common.paths_and_pyplot(__file__, "uts.json", "uts.png")
+    if plt is None:
         return 0
 
     with open(src) as f:
