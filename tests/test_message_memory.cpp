@@ -177,8 +177,7 @@ TEST_CASE("many ranks flooding one never pass its credit bound") {
     if (world_rank() == 0) {
         CHECK(floods_arrived.load() == per_sender * (world_size() - 1));
         CAPTURE(bound);
-        MESSAGE("most bytes unmatched at rank 0: " << most_unmatched << " (bound " << bound
-                                                   << ")");
+        MESSAGE("most bytes unmatched at rank 0: " << most_unmatched << " (bound " << bound << ")");
         // Senders together pushed far more than the bound.
         CHECK(std::uint64_t(per_sender) * 2048 * std::uint64_t(world_size() - 1) > 4 * bound);
         CHECK(most_unmatched <= bound);

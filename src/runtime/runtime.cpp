@@ -144,8 +144,8 @@ void on_decision(runtime_state& st, wave_result r) {
 } // namespace
 
 runtime_state::runtime_state(MPI_Comm c, config cf)
-    : cfg(std::move(cf)),
-      pool(cfg.eager_bytes, cfg.pool_messages, cfg.pool_messages * (sizeof(wire_header) + cfg.eager_bytes)) {
+    : cfg(std::move(cf)), pool(cfg.eager_bytes, cfg.pool_messages,
+                               cfg.pool_messages * (sizeof(wire_header) + cfg.eager_bytes)) {
     MPI_Comm_dup(c, &comm);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -277,7 +277,8 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
     check_payload(handler, payload);
     auto& st = *state_or_null();
     // Before the flush below: the payload may lie in the room of the batch it hands over.
-    if (!m || payload.spilled() || payload.bulk() || payload.data() != m->inline_data()) [[unlikely]]
+    if (!m || payload.spilled() || payload.bulk() || payload.data() != m->inline_data())
+        [[unlikely]]
         m = fit(st, m, payload);
     // A counted message leaves behind what its worker batched for the same rank; control
     // traffic overtakes batches on purpose.

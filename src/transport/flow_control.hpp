@@ -146,7 +146,7 @@ class flow_control {
     std::vector<std::coroutine_handle<>> held_;
     std::atomic<std::size_t> held_count_{0};
 
-    bool credits_;              // false: no limit
+    bool credits_; // false: no limit
     std::uint64_t max_cost_;
     std::uint64_t base_ = 0;    // every sender's window, renewed unasked
     std::uint64_t shared_ = 0;  // granted on request on top of the base windows

@@ -60,8 +60,7 @@ message_pool::thread_cache* message_pool::my_cache() noexcept {
     return c;
 }
 
-message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate,
-                           std::size_t keep_bytes)
+message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate, std::size_t keep_bytes)
     : eager_(eager_bytes), next_report_(2 * std::max<std::size_t>(preallocate, 1)) {
     for (std::size_t wire = smallest_class_bytes; wire < wire_bytes() && classes_ + 1 < max_classes;
          wire *= 4)

@@ -45,8 +45,8 @@ class message_pool {
     // than eager_bytes()).
     message* acquire(std::size_t payload_bytes = 0) {
         std::size_t c = 0;
-        while (payload_bytes > inline_capacity_[c] && c + 1 < classes_) [[unlikely]]
-            ++c;
+        while (payload_bytes > inline_capacity_[c] && c + 1 < classes_)
+            [[unlikely]]++ c;
         return acquire_class(c);
     }
     // A buffer with room for the largest message (a receive).

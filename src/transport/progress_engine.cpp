@@ -67,8 +67,7 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
         return i == 2 ? to_string(load_mode(v)) : std::to_string(v);
     };
     std::string why;
-    const char* names[n] = {"eager-bytes", "max-message-bytes", "lb-load",
-                            "max-outstanding-bytes"};
+    const char* names[n] = {"eager-bytes", "max-message-bytes", "lb-load", "max-outstanding-bytes"};
     for (int i = 0; i < n; ++i)
         if (lo[i] != hi[i])
             why += fmt::format("{}--prema-{} ranges from {} to {} (this rank: {})",

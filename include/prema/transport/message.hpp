@@ -1,8 +1,8 @@
 // The unit the transport moves: a pooled buffer holding a wire header and up to its capacity
 // of payload (at most `eager_bytes`; the pool's size classes, message_pool.hpp, give a message
-// a buffer sized to what it carries). Larger payloads live in `split` and travel split-phase: the header
-// first, the payload second, on a tag the header names. With flag_bulk, the split-phase payload
-// is one vector argument (see bulk.hpp) and the other arguments travel inline after the
+// a buffer sized to what it carries). Larger payloads live in `split` and travel split-phase: the
+// header first, the payload second, on a tag the header names. With flag_bulk, the split-phase
+// payload is one vector argument (see bulk.hpp) and the other arguments travel inline after the
 // header, in the same MPI message. A batch (flag_batch) is one such
 // message whose payload packs many small messages to the same rank: a batch_prefix, then per
 // message a batch_item and its payload, padded to 8 bytes.
@@ -98,7 +98,7 @@ struct message {
     std::uint32_t capacity = 0;  // bytes of the wire buffer: header and inline payload
     message* next = nullptr;     // progress engine: the next message waiting for credit
     std::uint32_t credit = 0;    // progress engine: its cost in credit (flow_control.hpp)
-    bulk_buffer split; // split-phase payload, empty when it fits inline
+    bulk_buffer split;           // split-phase payload, empty when it fits inline
     // flag_bulk: the arguments' bytes inline after the header. Else 0, also on a receive.
     std::uint32_t inline_bytes = 0;
     // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
