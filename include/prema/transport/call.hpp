@@ -3,6 +3,7 @@
 // prema::remote_error. The caller resumes on the worker that receives the reply.
 #pragma once
 
+#include <algorithm>
 #include <coroutine>
 #include <cstdint>
 #include <cstring>
@@ -93,7 +94,7 @@ template <class R> class call_awaiter : protected pending_call {
     // `write(w)` fills the payload and returns the destination rank.
     template <class Write>
     call_awaiter(std::uint64_t id, Write&& write)
-        : writer_(inline_, sizeof inline_, eager_capacity()) {
+        : writer_(inline_, std::min(sizeof inline_, eager_capacity()), eager_capacity()) {
         handler = id;
         dest = write(writer_);
         check_payload(handler, writer_);
@@ -109,7 +110,7 @@ template <class R> class call_awaiter : protected pending_call {
         : pending_call(o), unsent_(std::exchange(o.unsent_, false)), writer_(std::move(o.writer_)),
           error_(std::move(o.error_)), value_(std::move(o.value_)), landing_(o.landing_) {
         if (!writer_.spilled())
-            writer_.relocate(inline_, sizeof inline_);
+            writer_.relocate(inline_, std::min(sizeof inline_, eager_capacity()));
     }
     call_awaiter& operator=(call_awaiter&&) = delete;
     ~call_awaiter() {
@@ -172,7 +173,8 @@ template <class R> class call_awaiter : protected pending_call {
     }
 
     struct empty {};
-    // Most requests fit here; a larger one spills into a heap buffer of its size.
+    // Most requests fit here; a larger one (or one above the eager size, which must travel
+    // split-phase) spills into a heap buffer of its size.
     static constexpr std::size_t inline_bytes = 96;
     alignas(8) std::byte inline_[inline_bytes];
     bool unsent_ = true;
