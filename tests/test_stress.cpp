@@ -2,6 +2,7 @@
 // and a load-balanced workload must complete with every message run exactly once, in order per
 // sender, and no livelock.
 #include <atomic>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
@@ -9,6 +10,7 @@
 
 #include <doctest/doctest.h>
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <prema/prema.hpp>
 
@@ -82,12 +84,30 @@ int check_all(prema::runtime& rt, const std::vector<prema::mobile_ptr<tally>>& a
     return total;
 }
 
+long env_or(const char* name, long fallback) {
+    const char* v = std::getenv(name);
+    return v ? std::atol(v) : fallback;
+}
+
+long peak_rss_mib() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024;
+}
+
 } // namespace
 
+// PREMA_TEST_STORM_OBJECTS (objects per rank), PREMA_TEST_STORM_MESSAGES (rounds),
+// PREMA_TEST_STORM_MIGRATE (one send in this many also migrates its target) and
+// PREMA_TEST_STORM_RSS_MIB (the largest rank's peak RSS must stay below it; 0: unchecked) scale
+// the storm: the 64-rank ctest entry runs the one issue 27 measured.
 TEST_CASE("8 ranks x 2 workers: migration storm") {
-    constexpr int per_rank = 50, messages = 6;
+    const int per_rank = int(env_or("PREMA_TEST_STORM_OBJECTS", 50));
+    const long messages = env_or("PREMA_TEST_STORM_MESSAGES", 6);
+    const unsigned migrate_one_in = unsigned(env_or("PREMA_TEST_STORM_MIGRATE", 3));
+    const long rss_limit_mib = env_or("PREMA_TEST_STORM_RSS_MIB", 0);
     prema::config cfg = prema::config::from_env(); // the ctest variants set PREMA_*
-    cfg.workers = 2;
+    cfg.workers = int(env_or("PREMA_TEST_STORM_WORKERS", 2));
     prema::runtime rt(MPI_COMM_WORLD, cfg);
     std::vector<prema::mobile_ptr<tally>> mine;
     rt.run([&]() -> prema::task<> {
@@ -101,11 +121,16 @@ TEST_CASE("8 ranks x 2 workers: migration storm") {
         for (std::int64_t k = 0; k < messages; ++k)
             for (auto mp : all) {
                 co_await prema::send(mp, prema::fn<&note>, prema::rank(), k);
-                if (rng() % 3 == 0)
+                if (rng() % migrate_one_in == 0)
                     prema::spawn(prema::migrate(mp, int(rng() % unsigned(prema::ranks()))));
             }
     }) == 0);
     CHECK(check_all(rt, all, std::int64_t(messages) * world_size()) == 0);
+    long peak = peak_rss_mib(), largest = 0;
+    MPI_Allreduce(&peak, &largest, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MESSAGE("largest rank's peak RSS MiB: " << largest);
+    if (rss_limit_mib > 0)
+        CHECK(largest < rss_limit_mib);
 }
 
 TEST_CASE("8 ranks x 2 workers: load balancing from one rank") {

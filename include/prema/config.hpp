@@ -45,9 +45,10 @@ struct config {
     std::size_t aggregate_bytes = 32768;
     std::uint64_t aggregate_us = 50; // --prema-aggregate-us: the longest a batch stays open
     // --prema-max-outstanding-bytes: co_await send suspends while this rank has more queued
-    // for the network, or unacknowledged by one destination; 0: no limit.
+    // for the network; and about the most bytes of messages that may wait for this rank to
+    // take them, from all senders together (its credit budget); 0: no limit.
     std::size_t max_outstanding_bytes = std::size_t{32} << 20;
-    std::size_t pool_messages = 256; // --prema-pool-messages: preallocated buffers
+    std::size_t pool_messages = 256; // --prema-pool-messages: preallocated small buffers
     int recv_slots = 32;             // --prema-recv-slots: pre-posted receives
     bool stats = false;  // --prema-stats (no value; PREMA_STATS=1): per-rank summary at shutdown
     std::string trace;   // --prema-trace FILE: Chrome trace event file written by rank 0

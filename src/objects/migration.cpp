@@ -77,7 +77,7 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     // Packed in full before anything changes: packing runs the type's serialize, which may
     // throw, and the install may exceed --prema-max-message-bytes. Either way the object stays.
     message* m = acquire_message();
-    byte_writer w(m->inline_data(), eager_capacity());
+    byte_writer w(m->inline_data(), m->inline_capacity());
     std::size_t orders = 0;
     try {
         orders = pack_record(w, rec, rec.moves + 1, reply_to, token);

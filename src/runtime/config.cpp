@@ -208,14 +208,16 @@ constexpr option options[] = {
      [](config& c, const std::string& v) { c.aggregate_us = parse_unsigned("aggregate-us", v); }},
     {"max-outstanding-bytes", "N", "33554432", true,
      "Back-pressure: `co_await prema::send` suspends the sending coroutine while this rank "
-     "holds more than N bytes of messages queued for the network, or unacknowledged by one "
-     "destination. `0`: no limit.",
+     "holds more than N bytes of messages queued for the network (waiting for credit "
+     "included); and the credit each rank grants its senders together, so that about N bytes "
+     "of messages at most wait for it to take them, however many ranks send "
+     "(docs/design/flow-control.md). `0`: no limit.",
      [](config& c, const std::string& v) {
          c.max_outstanding_bytes = parse_unsigned("max-outstanding-bytes", v);
      }},
     {"pool-messages", "N", "256", true,
-     "Message buffers preallocated per rank (and the most it keeps free: buffers beyond go "
-     "back to the heap).",
+     "Small message buffers preallocated per rank; free buffers beyond the bytes of N "
+     "eager-sized ones go back to the heap.",
      [](config& c, const std::string& v) { c.pool_messages = parse_unsigned("pool-messages", v); }},
     {"recv-slots", "N", "32", true, "Receives pre-posted for incoming headers (1..4096).",
      [](config& c, const std::string& v) {

@@ -163,7 +163,8 @@ void on_decision(runtime_state& st, wave_result r) {
 } // namespace
 
 runtime_state::runtime_state(MPI_Comm c, config cf)
-    : cfg(std::move(cf)), pool(cfg.eager_bytes, cfg.pool_messages) {
+    : cfg(std::move(cf)), pool(cfg.eager_bytes, cfg.pool_messages,
+                               cfg.pool_messages * (sizeof(wire_header) + cfg.eager_bytes)) {
     MPI_Comm_dup(c, &comm);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -208,8 +209,8 @@ void report_detached_error(std::string_view what, std::exception_ptr e) noexcept
     }
 }
 
-message* acquire_message() {
-    return state().pool.acquire();
+message* acquire_message(std::size_t payload_bytes) {
+    return state().pool.acquire(payload_bytes);
 }
 
 void release_message(message* m) noexcept {
@@ -261,41 +262,53 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
         check_payload(handler, payload);
     if (!payload.spilled() && !payload.bulk())
         return b.commit(dest, handler, token, payload.size());
-    // Too big for the room left: a fresh batch if it fits one, else on its own (after the
-    // batch, which it must not overtake). A bulk always leaves on its own.
+    // Too big for the room left: the batch's buffer grows if the batch can take it, else a
+    // fresh batch if it fits one, else on its own (after the batch, which it must not
+    // overtake). A bulk always leaves on its own.
     if (!payload.bulk()) {
-        b.flush(dest);
-        if (payload.size() <= b.max_payload()) {
-            std::size_t room = 0;
-            std::memcpy(b.begin(dest, room), payload.heap().data(), payload.size());
+        std::byte* at = b.room_for(dest, payload.size());
+        if (!at && payload.size() <= b.max_payload()) {
+            b.flush(dest);
+            at = b.room_for(dest, payload.size());
+        }
+        if (at) {
+            std::memcpy(at, payload.data(), payload.size());
             return b.commit(dest, handler, token, payload.size());
         }
     }
-    message* m = acquire_message();
-    try {
-        post(m, dest, handler, token, payload);
-    } catch (...) {
-        release_message(m);
-        throw;
-    }
+    post(nullptr, dest, handler, token, payload);
 }
 
 void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
     my_batches(*state_or_null())->committed(dest, handler, bytes);
 }
 
+namespace {
+// A message whose inline area holds what travels inline of `payload`: `m` if the payload was
+// written there and fits, else a buffer sized to it (`m` goes back).
+[[gnu::noinline]] message* fit(runtime_state& st, message* m, byte_writer& payload) {
+    if (payload.bulk() && payload.size() > st.cfg.eager_bytes)
+        payload.fold_bulk();
+    std::size_t inline_bytes = payload.size() <= st.cfg.eager_bytes ? payload.size() : 0;
+    message* fitted = st.pool.acquire(inline_bytes);
+    if (payload.bulk())
+        payload.relocate(fitted->inline_data(), fitted->inline_capacity());
+    else if (inline_bytes)
+        std::memcpy(fitted->inline_data(), payload.data(), inline_bytes);
+    if (m)
+        st.pool.release(m);
+    return fitted;
+}
+} // namespace
+
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags) {
     check_payload(handler, payload);
     auto& st = *state_or_null();
-    // The bulk travels beside its arguments, which must then fit inline. Before the flush
-    // below: they may lie in the room of the batch it hands over.
-    if (payload.bulk()) {
-        if (payload.size() > st.cfg.eager_bytes)
-            payload.fold_bulk();
-        else
-            payload.relocate(m->inline_data(), st.cfg.eager_bytes);
-    }
+    // Before the flush below: the payload may lie in the room of the batch it hands over.
+    if (!m || payload.spilled() || payload.bulk() || payload.data() != m->inline_data())
+        [[unlikely]]
+        m = fit(st, m, payload);
     // A counted message leaves behind what its worker batched for the same rank; control
     // traffic overtakes batches on purpose.
     if (!(flags & (flag_urgent | flag_uncounted)))
@@ -314,7 +327,7 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
         h.payload_bytes = payload.bulk().size();
         m->inline_bytes = std::uint32_t(payload.size());
         m->split = std::move(payload.bulk());
-    } else if (payload.spilled()) {
+    } else if (payload.size() > m->inline_capacity()) {
         h.flags |= flag_split;
         m->split.hold(std::move(payload.heap()));
     }
@@ -552,7 +565,6 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     for (int i = 0; i < st.cfg.workers; ++i)
         st.outboxes.push_back(detail::worker_outbox{
             .lanes = st.batches.empty() ? nullptr : st.batches[std::size_t(i)]->lanes(),
-            .batch_capacity = batch_bytes,
             .eager_bytes = st.cfg.eager_bytes,
             .ranks = st.size,
             .self = st.rank,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "runtime/observe.hpp"
 #include "transport/message_pool.hpp"
@@ -23,6 +24,7 @@ batch_set::~batch_set() {
 
 void batch_set::start(int dest, batch_lane& b) {
     b.msg = pool_.acquire();
+    b.capacity = std::min(capacity_, b.msg->inline_capacity());
     b.used = sizeof(batch_prefix);
     b.count = 0;
     if (dirty_.empty())
@@ -37,7 +39,27 @@ std::byte* batch_set::begin(int dest, std::size_t& room) {
     auto& b = open_[std::size_t(dest)];
     if (!b.msg)
         start(dest, b);
-    return item_room(b, capacity_, room);
+    return lane_room(b, room);
+}
+
+void batch_set::grow(batch_lane& b, std::size_t payload) {
+    message* bigger = pool_.acquire(std::min(capacity_, std::max(payload, 4 * b.capacity)));
+    std::memcpy(bigger->inline_data(), b.msg->inline_data(), b.used);
+    pool_.release(std::exchange(b.msg, bigger));
+    b.capacity = std::min(capacity_, bigger->inline_capacity());
+}
+
+std::byte* batch_set::room_for(int dest, std::size_t bytes) {
+    std::size_t room = 0;
+    std::byte* at = begin(dest, room);
+    if (bytes <= room)
+        return at;
+    auto& b = open_[std::size_t(dest)];
+    std::size_t needed = b.used + sizeof(batch_item) + bytes;
+    if (needed > capacity_)
+        return nullptr;
+    grow(b, needed);
+    return lane_room(b, room);
 }
 
 void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes) {
@@ -48,9 +70,12 @@ void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std
 void batch_set::committed(int dest, std::uint64_t handler, std::size_t bytes) {
     if (observing())
         note_send(dest, handler, sizeof(batch_item) + bytes);
-    if (bytes >= prompt_bytes ||
-        capacity_ < open_[std::size_t(dest)].used + sizeof(batch_item) + batch_min_room)
+    auto& b = open_[std::size_t(dest)];
+    std::size_t next = b.used + sizeof(batch_item) + batch_min_room;
+    if (bytes >= prompt_bytes || capacity_ < next)
         flush(dest);
+    else if (b.capacity < next)
+        grow(b, next);
 }
 
 void batch_set::flush(int dest) {

@@ -1,8 +1,13 @@
 // aggregator: packs small messages to the same rank into one MPI message.
 //
-// Each worker thread owns a batch_set: one open batch (a pooled message, see message.hpp) per
-// destination rank. prema::send and the runtime's own replies serialize straight into the
-// open batch, so a message costs a few stores, not a pooled buffer and an MPI send. A batch
+// Each worker thread owns a batch_set: at most one open batch (a pooled message, see
+// message.hpp) per destination rank. prema::send and the runtime's own replies serialize
+// straight into the open batch, so a message costs a few stores, not a pooled buffer and an MPI
+// send. A batch opens in the pool's smallest buffer and moves to one 4x larger as it fills, up
+// to the batch size, so an open batch holds memory in proportion to what it carries, and a
+// destination with no open batch holds none: a worker that has written to P ranks holds their
+// messages' bytes, not P batch-sized buffers (a batch's few growth copies cost less than one
+// MPI message). A batch
 // leaves (progress_engine::post) when it is full, when a message of prompt_bytes or more
 // joins it (outbox.hpp; heat2d's 4 KiB edge rows waited for the sender's next compute step
 // before that rule: +16% wall time on 2 ranks against +2% unbatched), when its worker finds
@@ -53,6 +58,9 @@ class batch_set {
     // The room for the payload of the next message to `dest` in its open batch (opened if
     // needed): at least batch_min_room bytes.
     std::byte* begin(int dest, std::size_t& room);
+    // Where an item of `bytes` of payload goes in dest's open batch (opened if needed), whose
+    // buffer grows to hold it; nullptr if the batch cannot take it.
+    std::byte* room_for(int dest, std::size_t bytes);
 
     // The message begun at begin(dest) has `bytes` of payload: it joins the batch.
     void commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes);
@@ -100,6 +108,8 @@ class batch_set {
 
   private:
     void start(int dest, batch_lane& b);
+    // Moves `b` to a buffer with room for at least `payload` bytes (at most the batch size).
+    void grow(batch_lane& b, std::size_t payload);
 
     message_pool& pool_;
     progress_engine& engine_;

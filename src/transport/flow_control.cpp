@@ -1,16 +1,35 @@
 #include "transport/flow_control.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "prema/transport/message.hpp"
 
 namespace prema::detail {
 
-flow_control::flow_control(int ranks, std::size_t max_outstanding)
-    : max_(max_outstanding), sync_interval_(std::max<std::size_t>(max_outstanding / 8, 1)),
-      unacked_(std::size_t(ranks)), sync_pending_(std::size_t(ranks)) {}
+flow_control::flow_control(int ranks, std::size_t max_outstanding, std::uint64_t max_cost)
+    : max_(max_outstanding ? max_outstanding : std::numeric_limits<std::size_t>::max()),
+      credits_(max_outstanding != 0), max_cost_(max_cost), out_(std::size_t(ranks)),
+      in_(std::size_t(ranks)) {
+    constexpr std::uint64_t least_base = 4096;
+    const std::uint64_t budget = max_outstanding, p = std::uint64_t(ranks);
+    if (credits_) {
+        base_ = std::min(std::max(budget / (2 * p), least_base), budget / 2);
+        shared_ = std::max(budget > p * base_ ? budget - p * base_ : 0, budget / 2);
+    } else {
+        base_ = std::numeric_limits<std::uint64_t>::max() / 2;
+    }
+    // Every sender starts with its base window, granted without a message.
+    for (auto& o : out_)
+        o.limit = base_;
+    for (auto& i : in_)
+        i.granted = base_;
+    exposure_ = credits_ ? p * base_ : 0;
+    peak_exposure_.store(exposure_, std::memory_order_relaxed);
+}
 
 void flow_control::update() noexcept {
-    bool over = queued_.load(std::memory_order_relaxed) > std::int64_t(max_) ||
-                dests_over_.load(std::memory_order_relaxed) > 0;
+    bool over = queued_.load(std::memory_order_relaxed) > std::int64_t(max_);
     if (over != over_.load(std::memory_order_relaxed))
         over_.store(over, std::memory_order_relaxed);
 }
@@ -25,36 +44,6 @@ void flow_control::queued(std::size_t bytes) noexcept {
 void flow_control::handed_over(std::size_t bytes) noexcept {
     queued_.fetch_sub(std::int64_t(bytes), std::memory_order_relaxed);
     update();
-}
-
-bool flow_control::start(int dest, std::size_t bytes, std::size_t& covered) noexcept {
-    auto& unacked = unacked_[std::size_t(dest)];
-    bool was_over = unacked > max_;
-    unacked += bytes;
-    if (!was_over && unacked > max_)
-        dests_over_.fetch_add(1, std::memory_order_relaxed);
-    update();
-    if (sync_pending_[std::size_t(dest)] || unacked < sync_interval_)
-        return false;
-    sync_pending_[std::size_t(dest)] = true;
-    covered = unacked;
-    return true;
-}
-
-bool flow_control::acknowledged(int dest, std::size_t covered) noexcept {
-    auto& unacked = unacked_[std::size_t(dest)];
-    bool was_over = unacked > max_;
-    unacked -= covered;
-    sync_pending_[std::size_t(dest)] = false;
-    if (was_over && unacked <= max_)
-        dests_over_.fetch_sub(1, std::memory_order_relaxed);
-    update();
-    return unacked >= sync_interval_;
-}
-
-std::size_t flow_control::probe(int dest) noexcept {
-    sync_pending_[std::size_t(dest)] = true;
-    return unacked_[std::size_t(dest)];
 }
 
 bool flow_control::hold(std::coroutine_handle<> h) {
@@ -78,6 +67,135 @@ std::vector<std::coroutine_handle<>> flow_control::release_if_under() {
     ready.swap(held_);
     held_count_.store(0, std::memory_order_release);
     return ready;
+}
+
+bool flow_control::wait(message* m, std::uint64_t cost) noexcept {
+    auto& o = out_[std::size_t(m->peer)];
+    m->credit = std::uint32_t(cost);
+    m->next = nullptr;
+    (o.tail ? o.tail->next : o.head) = m;
+    o.tail = m;
+    o.waiting_cost += cost;
+    return !std::exchange(o.asked, true);
+}
+
+flow_control::request_body flow_control::request(int dest) noexcept {
+    auto& o = out_[std::size_t(dest)];
+    return {o.sent, o.head->credit, o.waiting_cost};
+}
+
+bool flow_control::granted(int dest, std::uint64_t limit, std::vector<message*>& ready) noexcept {
+    auto& o = out_[std::size_t(dest)];
+    o.limit = std::max(o.limit, limit);
+    while (o.head && o.sent + o.head->credit <= o.limit) {
+        message* m = std::exchange(o.head, o.head->next);
+        m->next = nullptr;
+        o.sent += m->credit;
+        o.waiting_cost -= m->credit;
+        ready.push_back(m);
+    }
+    if (!o.head)
+        o.tail = nullptr;
+    // Asks again for what still waits (a renewal may have crossed the request).
+    o.asked = o.head != nullptr;
+    return o.asked;
+}
+
+std::vector<message*> flow_control::take_waiting() noexcept {
+    std::vector<message*> all;
+    for (auto& o : out_) {
+        for (message* m = o.head; m; m = std::exchange(m->next, nullptr))
+            all.push_back(m);
+        o.head = o.tail = nullptr;
+        o.waiting_cost = 0;
+    }
+    return all;
+}
+
+void flow_control::grant(int source, std::uint64_t limit) noexcept {
+    auto& r = in_[std::size_t(source)];
+    if (limit <= r.granted)
+        return;
+    std::uint64_t ex_old = excess(r.granted - r.consumed), ex_new = excess(limit - r.consumed);
+    lent_ += ex_new - ex_old;
+    holders_ += ex_old == 0 && ex_new > 0;
+    exposure_ += limit - r.granted;
+    r.granted = limit;
+    if (exposure_ > peak_exposure_.load(std::memory_order_relaxed))
+        peak_exposure_.store(exposure_, std::memory_order_relaxed);
+    if (!std::exchange(r.grant_due, true))
+        grant_ready_.push_back(source);
+}
+
+void flow_control::matched(int source, std::uint64_t cost) noexcept {
+    if (!credits_)
+        return;
+    auto& r = in_[std::size_t(source)];
+    // Never below nothing outstanding: a garbled message may claim a charge never made.
+    std::uint64_t outstanding = r.granted - r.consumed, taken = std::min(cost, outstanding);
+    r.consumed += taken;
+    exposure_ -= taken;
+    if (std::uint64_t ex_old = excess(outstanding); ex_old) {
+        std::uint64_t ex_new = excess(outstanding - taken);
+        lent_ -= ex_old - ex_new;
+        holders_ -= ex_new == 0;
+    }
+    // The base window comes back unasked once half of it is used.
+    if (r.granted - r.consumed < base_ / 2)
+        grant(source, r.consumed + base_);
+}
+
+const char* flow_control::asked(int source, const request_body& w) noexcept {
+    auto& r = in_[std::size_t(source)];
+    if (!credits_)
+        return "a request for credit, but this rank grants no credits "
+               "(--prema-max-outstanding-bytes 0)";
+    if (w.sent > r.granted || w.sent < r.consumed)
+        return "garbled credit request: it claims a sent amount this rank never granted or "
+               "already received";
+    if (w.need == 0 || w.want < w.need)
+        return "garbled credit request: it asks for nothing, or for less than its first message";
+    r.want = w;
+    if (!r.waiting && !try_serve(source)) {
+        r.waiting = true;
+        waiting_.push_back(source);
+    }
+    return nullptr;
+}
+
+bool flow_control::try_serve(int source) noexcept {
+    auto& r = in_[std::size_t(source)];
+    const auto& w = r.want;
+    const std::uint64_t floor = w.sent + w.need; // the first waiting message fits
+    if (r.granted >= floor)
+        return true; // a grant on its way covers it; the sender asks again if it needs more
+    const std::uint64_t ex_old = excess(r.granted - r.consumed);
+    const std::uint64_t others = lent_ - ex_old;
+    const std::uint64_t share = shared_ / (holders_ + (ex_old == 0));
+    const std::uint64_t room = shared_ > others ? shared_ - others : 0;
+    std::uint64_t limit = std::min(w.sent + std::max(w.need, std::min(w.want, base_ + share)),
+                                   r.consumed + base_ + room);
+    if (limit < floor) {
+        if (lent_ > shared_)
+            return false; // one request past the budget at a time
+        limit = floor;
+    }
+    grant(source, limit);
+    return true;
+}
+
+std::uint64_t flow_control::matched_total() const noexcept {
+    std::uint64_t sum = 0;
+    for (auto& i : in_)
+        sum += i.consumed;
+    return sum;
+}
+
+void flow_control::serve_queue() noexcept {
+    while (!waiting_.empty() && try_serve(waiting_.front())) {
+        in_[std::size_t(waiting_.front())].waiting = false;
+        waiting_.pop_front();
+    }
 }
 
 } // namespace prema::detail

@@ -6,7 +6,6 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <mutex>
 #include <sched.h>
 #include <string>
@@ -40,17 +39,27 @@ int size_of(MPI_Comm comm) {
     return n;
 }
 
-// The message that acknowledges bytes no other send will (see flow_control): uncounted, empty,
-// sent with MPI_Issend; receiving it does nothing.
-void on_ack_probe(const incoming&) {}
-const std::uint64_t ack_probe_handler = register_handler("prema::ack_probe", &on_ack_probe);
+// Credit requests and grants (flow_control.hpp): uncounted messages the progress engine
+// handles itself when they arrive; the handler only reserves the id.
+void on_credit_message(const incoming&) {}
+const std::uint64_t credit_handler = register_handler("prema::credit", &on_credit_message);
+
+enum credit_kind : std::uint64_t { credit_request = 1, credit_grant = 2 };
+struct credit_body {
+    std::uint64_t kind;
+    flow_control::request_body body; // a grant: its cumulative limit in `sent`
+};
+static_assert(sizeof(credit_body) == 32);
 } // namespace
 
 std::string config_mismatch(MPI_Comm comm, const config& cfg) {
     // The message sizes make the wire format; the load mode makes loads that policies compare
     // between ranks (--prema-lb-load), which would compare seconds with declared weights.
-    constexpr int n = 3;
-    std::uint64_t mine[n] = {cfg.eager_bytes, cfg.max_message_bytes, std::uint64_t(cfg.lb_load)},
+    // The credit budgets follow from max-outstanding-bytes: a sender and its receiver must
+    // count alike.
+    constexpr int n = 4;
+    std::uint64_t mine[n] = {cfg.eager_bytes, cfg.max_message_bytes, std::uint64_t(cfg.lb_load),
+                             cfg.max_outstanding_bytes},
                   lo[n], hi[n];
     MPI_Allreduce(mine, lo, n, MPI_UINT64_T, MPI_MIN, comm);
     MPI_Allreduce(mine, hi, n, MPI_UINT64_T, MPI_MAX, comm);
@@ -58,7 +67,7 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
         return i == 2 ? to_string(load_mode(v)) : std::to_string(v);
     };
     std::string why;
-    const char* names[n] = {"eager-bytes", "max-message-bytes", "lb-load"};
+    const char* names[n] = {"eager-bytes", "max-message-bytes", "lb-load", "max-outstanding-bytes"};
     for (int i = 0; i < n; ++i)
         if (lo[i] != hi[i])
             why += fmt::format("{}--prema-{} ranges from {} to {} (this rank: {})",
@@ -72,8 +81,8 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
 
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
-      flow_(size_of(comm), cfg.max_outstanding_bytes ? cfg.max_outstanding_bytes
-                                                     : std::numeric_limits<std::size_t>::max()),
+      flow_(size_of(comm), cfg.max_outstanding_bytes,
+            sizeof(wire_header) + cfg.eager_bytes + flow_control::message_overhead),
       max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
@@ -85,7 +94,7 @@ progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool&
     slots_.resize(std::size_t(cfg_.recv_slots));
     slot_requests_.assign(slots_.size(), MPI_REQUEST_NULL);
     for (std::size_t i = 0; i < slots_.size(); ++i) {
-        slots_[i] = pool_.acquire();
+        slots_[i] = pool_.acquire_full();
         post_receive(int(i));
     }
 }
@@ -107,6 +116,8 @@ progress_engine::~progress_engine() {
     message* m;
     while (outbox_.try_dequeue(m))
         pool_.release(m);
+    for (message* w : flow_.take_waiting())
+        pool_.release(w);
 }
 
 void progress_engine::post_receive(int slot) {
@@ -129,9 +140,9 @@ void progress_engine::post(message* m) {
         return;
     }
     if (!(m->header().flags & flag_uncounted) && m->raw_bytes < 0) {
-        // The memory it holds until it is out: a pool buffer and a split-phase payload.
-        m->flow_bytes = std::uint32_t(
-            std::min<std::uint64_t>(pool_.wire_bytes() + m->split.size(), UINT32_MAX));
+        // The memory it holds until it is out: its buffer and a split-phase payload.
+        m->flow_bytes =
+            std::uint32_t(std::min<std::uint64_t>(m->capacity + m->split.size(), UINT32_MAX));
     }
     if ((cfg_.progress == progress_mode::inline_ || shared_polling_) && !in_poll) {
         // Straight to MPI when nobody polls, behind what others queued meanwhile.
@@ -176,7 +187,7 @@ void progress_engine::post_raw(int dest, std::span<const std::byte> bytes,
     if (dest < 0 || dest >= size_ || bytes.size() > pool_.wire_bytes())
         throw usage_error(fmt::format("post_raw: rank {} of {}, {} bytes (at most {})", dest, size_,
                                       bytes.size(), pool_.wire_bytes()));
-    message* m = pool_.acquire();
+    message* m = pool_.acquire_full();
     // Zeros where `bytes` end: the sender's count reads what the receiver will (see
     // counted_by_sender), not what the buffer's last message left.
     std::memset(&m->header(), 0, sizeof(wire_header));
@@ -257,6 +268,23 @@ void progress_engine::count_received(message* m, bool from_wire) {
 }
 
 void progress_engine::start_send(message* m) {
+    auto& h = m->header();
+    if (m->flow_bytes) { // counted, to another rank (or through MPI to this one)
+        std::uint64_t cost = sizeof(wire_header) +
+                             (h.flags & flag_split ? m->inline_bytes : h.payload_bytes) +
+                             flow_control::message_overhead;
+        if (!flow_.take(m->peer, cost)) [[unlikely]] {
+            queue_flow(m);
+            if (flow_.wait(m, cost))
+                send_credit(m->peer, credit_request, flow_.request(m->peer));
+            return;
+        }
+        h.flags |= flag_credited;
+    }
+    transmit(m);
+}
+
+void progress_engine::transmit(message* m) {
     ++wire_sent_;
     auto& h = m->header();
     if (m->raw_bytes >= 0) { // fault injection: exactly these bytes, and a payload if any
@@ -287,14 +315,6 @@ void progress_engine::send_header(message* m, int bytes) {
     auto& h = m->header();
     if (!(h.flags & flag_split))
         m->pending_sends = 1;
-    std::size_t covered = 0;
-    if (m->flow_bytes && flow_.start(m->peer, m->flow_bytes, covered)) {
-        queue_flow(m);
-        ops_.push_back({m, op_kind::send, covered});
-        op_requests_.push_back(MPI_REQUEST_NULL);
-        MPI_Issend(&h, bytes, MPI_BYTE, m->peer, tag_header, comm_, &op_requests_.back());
-        return;
-    }
     // A small message is usually copied out at once: then its buffer goes back now and
     // poll_ops never scans it.
     MPI_Request request;
@@ -310,19 +330,48 @@ void progress_engine::send_header(message* m, int bytes) {
     }
 }
 
-void progress_engine::send_ack_probes() {
-    for (int dest : probe_dests_) {
-        message* m = pool_.acquire();
-        m->header() = wire_header{wire_magic, flag_uncounted, ack_probe_handler, 0, 0, rank_, 0};
-        m->peer = dest;
-        m->pending_sends = 1;
-        ++wire_sent_;
-        ops_.push_back({m, op_kind::send, flow_.probe(dest)});
-        op_requests_.push_back(MPI_REQUEST_NULL);
-        MPI_Issend(&m->header(), int(sizeof(wire_header)), MPI_BYTE, dest, tag_header, comm_,
-                   &op_requests_.back());
+void progress_engine::send_credit(int dest, std::uint64_t kind,
+                                  const flow_control::request_body& body) {
+    credit_body c{kind, body};
+    message* m = pool_.acquire(sizeof c);
+    std::memcpy(m->inline_data(), &c, sizeof c);
+    m->header() = wire_header{wire_magic, flag_uncounted, credit_handler, 0, sizeof c, rank_, 0};
+    m->peer = dest;
+    transmit(m);
+}
+
+void progress_engine::send_grants() {
+    flow_.send_grants([this](int source, std::uint64_t limit) {
+        send_credit(source, credit_grant, {limit, 0, 0});
+    });
+}
+
+void progress_engine::on_credit(message* m, int source) {
+    credit_body c{};
+    const bool sized = m->header().payload_bytes == sizeof c;
+    if (sized)
+        std::memcpy(&c, m->inline_data(), sizeof c);
+    pool_.release(m);
+    const char* why = nullptr;
+    if (!sized || (c.kind != credit_request && c.kind != credit_grant)) {
+        why = "garbled credit message";
+    } else if (c.kind == credit_grant) {
+        credited_.clear();
+        bool ask = flow_.granted(source, c.body.sent, credited_);
+        for (message* ready : credited_) {
+            ready->header().flags |= flag_credited;
+            transmit(ready);
+        }
+        if (ask)
+            send_credit(source, credit_request, flow_.request(source));
+    } else if (c.body.need > pool_.wire_bytes() + flow_control::message_overhead) {
+        why = "garbled credit request: its first message is larger than any message";
+    } else {
+        why = flow_.asked(source, c.body);
     }
-    probe_dests_.clear();
+    // Control traffic: refused, it is reported, and counted nowhere.
+    if (why)
+        hooks_.error(fmt::format("refused a message from rank {}: {}", source, why));
 }
 
 void progress_engine::reject(message* m, int bytes, int source, const std::string& why) {
@@ -370,6 +419,9 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     int source = status.MPI_SOURCE;
     auto& h = m->header();
     m->peer = source;
+    // The sender charged it to its credit here, whatever else is wrong with it.
+    if (h.flags & flag_credited)
+        flow_.matched(source, std::uint64_t(count) + flow_control::message_overhead);
     if (auto why = check_header(h, count, source, cfg_); !why.empty()) {
         if (payload_follows(h, count, source, max_tag_))
             return drop_payload(m, count, source, why);
@@ -378,6 +430,8 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     if (h.flags & flag_batch) {
         if (auto why = check_batch(m->payload(), m->logical); !why.empty())
             return reject(m, count, source, why);
+    } else if ((h.flags & flag_uncounted) && h.handler == credit_handler) {
+        return on_credit(m, source);
     }
     if (!(h.flags & flag_split))
         return count_received(m, true);
@@ -394,7 +448,7 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
 void progress_engine::repost_deferred() {
     if (deferred_slot_ < 0)
         return;
-    slots_[std::size_t(deferred_slot_)] = pool_.acquire();
+    slots_[std::size_t(deferred_slot_)] = pool_.acquire_full();
     post_receive(deferred_slot_);
     deferred_slot_ = -1;
 }
@@ -442,8 +496,6 @@ void progress_engine::on_op_done(const op& o) {
     if (o.kind == op_kind::dropped_payload)
         return pool_.release(o.msg);
     message* m = o.msg;
-    if (o.acknowledges && flow_.acknowledged(m->peer, o.acknowledges))
-        probe_dests_.push_back(m->peer);
     if (--m->pending_sends == 0)
         release_sent(m);
 }
@@ -470,8 +522,6 @@ bool progress_engine::poll_ops() {
     }
     ops_.resize(out);
     op_requests_.resize(out);
-    if (!probe_dests_.empty())
-        send_ack_probes();
     return true;
 }
 
@@ -497,6 +547,10 @@ bool progress_engine::poll(bool one_header) {
     in_poll = true;
     bool moved = flush_outbox();
     moved |= poll_headers(one_header);
+    // Matches above may have freed credit for senders that wait for it.
+    flow_.serve_waiting();
+    if (flow_.grants_due())
+        send_grants();
     moved |= poll_ops();
     if (!unreceived_payloads_.empty())
         moved |= receive_dropped_payloads();

@@ -158,12 +158,17 @@ class progress_engine {
     struct op {
         message* msg;
         op_kind kind;
-        std::size_t acknowledges = 0; // an MPI_Issend: the bytes to `msg->peer` it acknowledges
     };
 
+    // Sends `m` if its destination's credit allows (else it waits for credit).
     void start_send(message* m);
+    // Sends `m` now.
+    void transmit(message* m);
     void send_header(message* m, int bytes);
-    void send_ack_probes();
+    // The credit control message to `dest` (flow_control.hpp).
+    void send_credit(int dest, std::uint64_t kind, const flow_control::request_body& body);
+    void on_credit(message* m, int source);
+    void send_grants();
     void add_op(message* m, op_kind kind) {
         ops_.push_back({m, kind});
         op_requests_.push_back(MPI_REQUEST_NULL);
@@ -215,7 +220,7 @@ class progress_engine {
     std::uint64_t spin_ticks_ = 0; // see set_spin_us
     int polls_since_sweep_ = 0;
     flow_control flow_;
-    std::vector<int> probe_dests_; // destinations left with bytes no send will acknowledge
+    std::vector<message*> credited_; // scratch: messages a grant lets go
     // Received messages not yet run, delivered_ - dispatched_: over max_in_hand_, headers wait
     // in MPI (see flow_control).
     poller_count delivered_;

@@ -3,6 +3,7 @@
 // prema::remote_error. The caller resumes on the worker that receives the reply.
 #pragma once
 
+#include <algorithm>
 #include <coroutine>
 #include <cstdint>
 #include <cstring>
@@ -83,24 +84,20 @@ void read_reply(int source, byte_reader& r, std::exception_ptr& error, Value& va
         value.emplace(read_value<R>(r));
 }
 
-// The request is serialized when the awaiter is made, and leaves when it is awaited. A call
-// that is never awaited is still delivered (as a send, its result dropped), so that object
-// sequence numbers have no gaps.
+// The request is serialized when the awaiter is made, into the awaiter (a small request) or
+// a heap buffer of its size, and takes a message buffer when it leaves, that is when it is
+// awaited: a rank holding many calls not yet awaited (when_all over N calls) holds N requests'
+// bytes, not N message buffers. A call that is never awaited is still delivered (as a send,
+// its result dropped), so that object sequence numbers have no gaps.
 template <class R> class call_awaiter : protected pending_call {
   public:
     // `write(w)` fills the payload and returns the destination rank.
     template <class Write>
     call_awaiter(std::uint64_t id, Write&& write)
-        : msg_(acquire_message()),
-          writer_(msg_->inline_data(), eager_capacity(), eager_capacity()) {
+        : writer_(inline_, std::min(sizeof inline_, eager_capacity()), eager_capacity()) {
         handler = id;
-        try {
-            dest = write(writer_);
-            check_payload(handler, writer_);
-        } catch (...) {
-            release_message(msg_);
-            throw;
-        }
+        dest = write(writer_);
+        check_payload(handler, writer_);
         complete = &on_reply;
         if constexpr (is_bulk_vector<R>)
             receive_bulk = [](pending_call*, std::size_t bytes, bulk_buffer& out) {
@@ -110,12 +107,15 @@ template <class R> class call_awaiter : protected pending_call {
     // Movable until awaited (into a std::vector for when_all, say); once awaited, the reply
     // finds it by address.
     call_awaiter(call_awaiter&& o) noexcept
-        : pending_call(o), msg_(std::exchange(o.msg_, nullptr)), writer_(std::move(o.writer_)),
-          error_(std::move(o.error_)), value_(std::move(o.value_)), landing_(o.landing_) {}
+        : pending_call(o), unsent_(std::exchange(o.unsent_, false)), writer_(std::move(o.writer_)),
+          error_(std::move(o.error_)), value_(std::move(o.value_)), landing_(o.landing_) {
+        if (!writer_.spilled())
+            writer_.relocate(inline_, std::min(sizeof inline_, eager_capacity()));
+    }
     call_awaiter& operator=(call_awaiter&&) = delete;
     ~call_awaiter() {
-        if (msg_)
-            post(msg_, dest, handler, 0, writer_);
+        if (unsent_)
+            send_unawaited();
     }
 
     bool await_ready() const noexcept { return false; }
@@ -125,7 +125,8 @@ template <class R> class call_awaiter : protected pending_call {
         waiter = h;
         if constexpr (std::is_base_of_v<access_context, P>)
             caller = h.promise().holder;
-        post(std::exchange(msg_, nullptr), dest, handler, add_pending_call(this), writer_);
+        unsent_ = false;
+        post(nullptr, dest, handler, add_pending_call(this), writer_);
     }
 
     R await_resume() {
@@ -150,10 +151,13 @@ template <class R> class call_awaiter : protected pending_call {
     // The request as written, before it is sent.
     byte_writer& request() noexcept { return writer_; }
     // Not sent yet: neither awaited nor sent unawaited.
-    bool unsent() const noexcept { return msg_ != nullptr; }
+    bool unsent() const noexcept { return unsent_; }
 
     // Sends the request without a token: it runs, and nobody waits for its reply.
-    void send_unawaited() { post(std::exchange(msg_, nullptr), dest, handler, 0, writer_); }
+    void send_unawaited() {
+        unsent_ = false;
+        post(nullptr, dest, handler, 0, writer_);
+    }
 
   private:
     static void on_reply(pending_call* p, int source, byte_reader& r) {
@@ -169,7 +173,11 @@ template <class R> class call_awaiter : protected pending_call {
     }
 
     struct empty {};
-    message* msg_;
+    // Most requests fit here; a larger one (or one above the eager size, which must travel
+    // split-phase) spills into a heap buffer of its size.
+    static constexpr std::size_t inline_bytes = 96;
+    alignas(8) std::byte inline_[inline_bytes];
+    bool unsent_ = true;
     byte_writer writer_;
     std::exception_ptr error_;
     [[no_unique_address]] std::conditional_t<std::is_void_v<R>, empty, std::optional<R>> value_;

@@ -1,7 +1,8 @@
-// The unit the transport moves: a pooled, fixed-size buffer holding a wire header and up to
-// `eager_bytes` of payload. Larger payloads live in `split` and travel split-phase: the header
-// first, the payload second, on a tag the header names. With flag_bulk, the split-phase payload
-// is one vector argument (see bulk.hpp) and the other arguments travel inline after the
+// The unit the transport moves: a pooled buffer holding a wire header and up to its capacity
+// of payload (at most `eager_bytes`; the pool's size classes, message_pool.hpp, give a message
+// a buffer sized to what it carries). Larger payloads live in `split` and travel split-phase: the
+// header first, the payload second, on a tag the header names. With flag_bulk, the split-phase
+// payload is one vector argument (see bulk.hpp) and the other arguments travel inline after the
 // header, in the same MPI message. A batch (flag_batch) is one such
 // message whose payload packs many small messages to the same rank: a batch_prefix, then per
 // message a batch_item and its payload, padded to 8 bytes.
@@ -26,6 +27,7 @@ enum wire_flags : std::uint32_t {
     flag_uncounted = 1u << 2, // control traffic: not work, left out of quiescence counts
     flag_batch = 1u << 3,     // the payload is a batch of counted messages (see batch_item)
     flag_bulk = 1u << 4,      // with flag_split: the split-phase payload is a bulk argument
+    flag_credited = 1u << 5,  // charged to the sender's credit at the receiver (flow_control)
 };
 
 // Exactly what crosses the network in front of every payload.
@@ -92,7 +94,11 @@ struct message {
     // send that MPI copies out at once never touches the shared count.
     std::uint32_t flow_bytes = 0;
     bool flow_queued = false;
-    bulk_buffer split; // split-phase payload, empty when it fits inline
+    std::uint8_t size_class = 0; // the pool's, for release
+    std::uint32_t capacity = 0;  // bytes of the wire buffer: header and inline payload
+    message* next = nullptr;     // progress engine: the next message waiting for credit
+    std::uint32_t credit = 0;    // progress engine: its cost in credit (flow_control.hpp)
+    bulk_buffer split;           // split-phase payload, empty when it fits inline
     // flag_bulk: the arguments' bytes inline after the header. Else 0, also on a receive.
     std::uint32_t inline_bytes = 0;
     // Fault injection only (progress_engine::post_raw): when >= 0, the message's wire bytes
@@ -102,6 +108,8 @@ struct message {
     // The wire buffer lives right after this object, in the same allocation.
     wire_header& header() noexcept { return *reinterpret_cast<wire_header*>(this + 1); }
     std::byte* inline_data() noexcept { return reinterpret_cast<std::byte*>(&header() + 1); }
+    // Payload bytes that fit inline.
+    std::size_t inline_capacity() const noexcept { return capacity - sizeof(wire_header); }
 
     // The arguments' bytes (without a bulk).
     std::span<const std::byte> payload() noexcept {

@@ -11,10 +11,11 @@
 
 namespace prema::detail {
 
-// One destination's open batch (src/transport/aggregator.hpp owns and flushes it).
+// One destination's open batch (src/transport/aggregator.hpp owns, grows and flushes it).
 struct batch_lane {
-    message* msg = nullptr; // nullptr: no open batch
-    std::size_t used = 0;   // payload bytes, prefix included
+    message* msg = nullptr;   // nullptr: no open batch
+    std::size_t used = 0;     // payload bytes, prefix included
+    std::size_t capacity = 0; // payload bytes its buffer holds now (it grows up to the batch size)
     std::uint32_t count = 0;
 };
 
@@ -29,7 +30,6 @@ inline constexpr std::size_t batch_min_room = 64;
 // its worker threads while they run (tls_outbox), nullptr on every other thread.
 struct worker_outbox {
     batch_lane* lanes = nullptr; // by destination rank; nullptr when aggregation is off
-    std::size_t batch_capacity = 0;
     std::size_t eager_bytes = 0; // a vector argument this large travels as a bulk
     int ranks = 0;
     int self = 0;
@@ -43,8 +43,10 @@ struct worker_outbox {
 };
 inline thread_local worker_outbox* tls_outbox = nullptr;
 
-// A pooled message; throws usage_error when no runtime runs on this rank.
-message* acquire_message();
+// A pooled message with room for at least `payload_bytes` inline (the smallest by default: a
+// payload that outgrows it spills, and post() moves it to a buffer of its size); throws
+// usage_error when no runtime runs on this rank.
+message* acquire_message(std::size_t payload_bytes = 0);
 void release_message(message* m) noexcept;
 
 // Payload bytes that travel inside the message; more goes split-phase. A vector argument of at
@@ -62,9 +64,11 @@ inline void check_rank(int rank) {
 // Throws usage_error if the payload (with its bulk) exceeds --prema-max-message-bytes.
 void check_payload(std::uint64_t handler, const byte_writer& payload);
 
-// Posts `m` (usually already holding `payload`'s inline bytes) to `dest` and takes ownership of
-// it and of the payload's bulk. Throws usage_error, leaving `m` with the caller, if
-// check_payload fails. `flags`: wire_flags (urgent, uncounted) for runtime control traffic.
+// Posts `payload` to `dest` and takes ownership of `m` and of the payload's bulk. `m`: the
+// message the payload was written into, or nullptr if it was written elsewhere; either way the
+// message that leaves holds a buffer sized to the payload. Throws usage_error, leaving `m` with
+// the caller, if check_payload fails. `flags`: wire_flags (urgent, uncounted) for runtime
+// control traffic.
 void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
           std::uint32_t flags = 0);
 
@@ -79,7 +83,8 @@ batch_lane* open_batch(int dest);
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload);
 
 // The item written at `lane`'s end has `bytes` of payload: the lane's batch leaves if the item
-// asks for it (prompt_bytes) or the batch is full; the send is noted when observing.
+// asks for it (prompt_bytes) or the batch is full, and its buffer grows if the batch is not
+// full but the buffer is; the send is noted when observing.
 void batch_committed(int dest, std::uint64_t handler, std::size_t bytes);
 
 // The inline path of post_new: the calling worker's open batch to `dest`, if a counted message
@@ -93,18 +98,13 @@ inline batch_lane* open_lane(int dest) noexcept {
     batch_lane* lane = &o->lanes[dest];
     return lane->msg ? lane : nullptr;
 }
-// Where the payload of the next item of `lane` goes in a batch of `capacity` bytes, and how much
-// room it has there.
-inline std::byte* item_room(const batch_lane& lane, std::size_t capacity,
-                            std::size_t& room) noexcept {
+// Where the payload of the next item of `lane` goes, and how much room its buffer has there.
+inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept {
     std::size_t at = lane.used + sizeof(batch_item);
-    room = capacity - at;
+    room = lane.capacity - at;
     return lane.msg->inline_data() + at;
 }
-inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept {
-    return item_room(lane, tls_outbox->batch_capacity, room);
-}
-// The item whose `bytes` of payload lie at item_room() becomes the batch's last.
+// The item whose `bytes` of payload lie at lane_room() becomes the batch's last.
 inline void append_item(batch_lane& lane, std::uint64_t handler, std::uint64_t token,
                         std::size_t bytes) noexcept {
     batch_item item{handler, token, std::uint32_t(bytes), 0};
@@ -115,10 +115,9 @@ inline void append_item(batch_lane& lane, std::uint64_t handler, std::uint64_t t
 // The message whose `bytes` of payload lie at lane_room() joins the batch.
 inline void join_lane(batch_lane& lane, int dest, std::uint64_t handler, std::uint64_t token,
                       std::size_t bytes) {
-    const worker_outbox& o = *tls_outbox;
     append_item(lane, handler, token, bytes);
-    if (o.observing || bytes >= prompt_bytes ||
-        o.batch_capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
+    if (tls_outbox->observing || bytes >= prompt_bytes ||
+        lane.capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
         batch_committed(dest, handler, bytes);
 }
 
@@ -141,7 +140,7 @@ void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& writ
     }
     message* m = acquire_message();
     try {
-        byte_writer w(m->inline_data(), eager_capacity(), eager_capacity());
+        byte_writer w(m->inline_data(), m->inline_capacity(), eager_capacity());
         write(w);
         post(m, dest, handler, token, w, flags);
     } catch (...) {

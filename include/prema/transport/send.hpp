@@ -4,8 +4,9 @@
 // except that a large std::vector passed as an rvalue is taken over and sent from its own
 // memory (see bulk.hpp). co_await then is a yield point (it suspends if the quantum has
 // expired) and applies back-pressure: while this rank has more than
-// --prema-max-outstanding-bytes queued for the network or unacknowledged by one destination,
-// the sending coroutine suspends until that drains (the worker runs other work meanwhile). It
+// --prema-max-outstanding-bytes queued for the network (messages waiting for the receiver's
+// credit included), the sending coroutine suspends until that drains (the worker runs other
+// work meanwhile). It
 // resumes on a worker thread. Nothing comes back: an exception in the handler is logged on the
 // target rank.
 #pragma once
