@@ -1,30 +1,33 @@
-// co_await prema::gather(objects, handler) / prema::reduce(objects, handler, op): runs an
-// object handler on each of many objects, wherever they live, and brings the results back.
-//
-//   std::vector<double> e = co_await prema::gather(parts, prema::fn<&part::error>); // in order
-//   double total = co_await prema::reduce(parts, prema::fn<&part::error>, std::plus<>{});
-//
-// One request per rank, not one message per object: the caller groups `objects` by where it
-// believes they live (prema::where) and sends each such rank the list of its objects. That rank
-// calls the handler on each of them through the ordinary object path (prema::call), all at
-// once: an object living there runs locally; one that has moved away meanwhile is followed
-// along its forwarding pointers. Each object is thus called exactly once, however it migrates.
-// The rank answers with one message: the values in list order (gather), or their op-fold in
-// list order (reduce).
-//
-// Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is
-// called twice). reduce folds each rank's list left to right, then the ranks' partial results
-// in ascending rank order, on the caller; the order thus depends on where the caller believed
-// the objects were (gather, then fold, for a placement-independent order). reduce over no
-// objects throws prema::usage_error, since op has no identity to give.
-//
-// The handler: an object handler without arguments returning a value (a coroutine handler's
-// co_return value counts); op: (R, R) -> R without captures. The calls come from the ranks the
-// objects were believed to be on, so they are not ordered after messages the caller sent to the
-// objects before (await those first). An error in the handler on any object or in op is
-// rethrown to the caller as prema::remote_error (the first in rank order, once all finished).
-//
-// The caller resumes on the worker that receives the last rank's answer (see when_all).
+/// @file
+/// co_await prema::gather(objects, handler) / prema::reduce(objects, handler, op): runs an
+/// object handler on each of many objects, wherever they live, and brings the results back.
+///
+/// @code
+///   std::vector<double> e = co_await prema::gather(parts, prema::fn<&part::error>); // in order
+///   double total = co_await prema::reduce(parts, prema::fn<&part::error>, std::plus<>{});
+/// @endcode
+///
+/// One request per rank, not one message per object: the caller groups `objects` by where it
+/// believes they live (prema::where) and sends each such rank the list of its objects. That rank
+/// calls the handler on each of them through the ordinary object path (prema::call), all at
+/// once: an object living there runs locally; one that has moved away meanwhile is followed
+/// along its forwarding pointers. Each object is thus called exactly once, however it migrates.
+/// The rank answers with one message: the values in list order (gather), or their op-fold in
+/// list order (reduce).
+///
+/// Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is
+/// called twice). reduce folds each rank's list left to right, then the ranks' partial results
+/// in ascending rank order, on the caller; the order thus depends on where the caller believed
+/// the objects were (gather, then fold, for a placement-independent order). reduce over no
+/// objects throws prema::usage_error, since op has no identity to give.
+///
+/// The handler: an object handler without arguments returning a value (a coroutine handler's
+/// co_return value counts); op: (R, R) -> R without captures. The calls come from the ranks the
+/// objects were believed to be on, so they are not ordered after messages the caller sent to the
+/// objects before (await those first). An error in the handler on any object or in op is
+/// rethrown to the caller as prema::remote_error (the first in rank order, once all finished).
+///
+/// The caller resumes on the worker that receives the last rank's answer (see when_all).
 #pragma once
 
 #include <cstddef>
@@ -106,7 +109,7 @@ template <class T, class H> constexpr void check_object_handler() {
 
 } // namespace detail
 
-// The handler's result for each object, in the order of `objects` (see the top of this file).
+/// The handler's result for each object, in the order of `objects` (see the top of this file).
 template <class T, class H>
 task<std::vector<detail::gathered_t<H>>> gather(std::vector<mobile_ptr<T>> objects, H) {
     detail::check_object_handler<T, H>();
@@ -131,7 +134,7 @@ task<std::vector<detail::gathered_t<H>>> gather(std::vector<mobile_ptr<T>> objec
     co_return out;
 }
 
-// op over the handler's results for all `objects` (see the top of this file).
+/// op over the handler's results for all `objects` (see the top of this file).
 template <class T, class H, class Op>
 task<detail::gathered_t<H>> reduce(std::vector<mobile_ptr<T>> objects, H, Op) {
     detail::check_object_handler<T, H>();

@@ -1,27 +1,30 @@
-// co_await prema::all_reduce(value, op): collective over the ranks; every rank contributes
-// `value` and every rank gets op(...op(op(v0, v1), v2)..., vP-1), vr being rank r's value.
-//
-//   double total = co_await prema::all_reduce(local, std::plus<>{});
-//   auto sums = co_await prema::all_reduce(counts, [](std::vector<int> a, std::vector<int> b) {
-//       for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
-//       return a;
-//   });
-//
-// T: anything prema can send (trivially copyable, or serializable; see serialization.hpp).
-// op: a (T, T) -> T handler-like callable without captures (std::plus<>{}, a lambda), since the
-// combining runs on rank 0: it gets the values in rank order there, once, so the result is
-// bit-identical on every rank and from run to run (for floating point too).
-//
-// Calls are matched by order: the n-th all_reduce called on one rank meets the n-th called on
-// every other rank, counted when all_reduce() is called (not when awaited), so several may be in
-// flight at once, from several coroutines, as long as every rank starts them in the same order
-// with the same T and op. A rank that never makes its n-th call leaves the others waiting: the
-// job goes quiet and reports the calls still awaited.
-//
-// Nothing blocks and no thread calls MPI: each rank's value goes to rank 0 as an ordinary prema
-// call (counted for quiescence), which answers every rank once all have arrived (2 message
-// latencies, P messages each way at rank 0). The caller resumes on the worker that receives the
-// answer. If op throws, every rank gets the error as prema::remote_error.
+/// @file
+/// co_await prema::all_reduce(value, op): collective over the ranks; every rank contributes
+/// `value` and every rank gets op(...op(op(v0, v1), v2)..., vP-1), vr being rank r's value.
+///
+/// @code
+///   double total = co_await prema::all_reduce(local, std::plus<>{});
+///   auto sums = co_await prema::all_reduce(counts, [](std::vector<int> a, std::vector<int> b) {
+///       for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+///       return a;
+///   });
+/// @endcode
+///
+/// T: anything prema can send (trivially copyable, or serializable; see serialization.hpp).
+/// op: a (T, T) -> T handler-like callable without captures (std::plus<>{}, a lambda), since the
+/// combining runs on rank 0: it gets the values in rank order there, once, so the result is
+/// bit-identical on every rank and from run to run (for floating point too).
+///
+/// Calls are matched by order: the n-th all_reduce called on one rank meets the n-th called on
+/// every other rank, counted when all_reduce() is called (not when awaited), so several may be in
+/// flight at once, from several coroutines, as long as every rank starts them in the same order
+/// with the same T and op. A rank that never makes its n-th call leaves the others waiting: the
+/// job goes quiet and reports the calls still awaited.
+///
+/// Nothing blocks and no thread calls MPI: each rank's value goes to rank 0 as an ordinary prema
+/// call (counted for quiescence), which answers every rank once all have arrived (2 message
+/// latencies, P messages each way at rank 0). The caller resumes on the worker that receives the
+/// answer. If op throws, every rank gets the error as prema::remote_error.
 #pragma once
 
 #include <cstddef>
@@ -108,7 +111,7 @@ template <class T, class Op> struct all_reduce_root {
 
 } // namespace detail
 
-// See the top of this file.
+/// See the top of this file.
 template <class T, class Op>
 [[nodiscard]] detail::call_awaiter<std::decay_t<T>> all_reduce(T&& value, Op) {
     using V = std::decay_t<T>;
