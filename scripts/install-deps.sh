@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   clang                        # CI's second compiler (scripts/test-clang.sh); uses libstdc++
+  clang-format                 # the formatting check (scripts/check-format.sh)
+  doxygen                      # the API reference (the `docs` target, tested by ctest docs_api)
   libopenmpi-dev openmpi-bin   # MPI: the wire and the process launcher
   liburing-dev                 # asynchronous checkpoint I/O
   libxxhash-dev                # checkpoint checksums (XXH3)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds with AddressSanitizer + UBSan (build-asan/, or $PREMA_BUILD_DIR-asan) and runs the whole
-# suite under them; any sanitizer report fails its test (README "Sanitizers").
+# suite under them; any sanitizer report fails its test (docs/testing.md, "Sanitizers").
 #   bash scripts/test-asan.sh                  # every test but install_consumer
 #   bash scripts/test-asan.sh -R test_objects  # further ctest args pass through
 set -euo pipefail

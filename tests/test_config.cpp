@@ -1,6 +1,6 @@
 // prema::config::from_args / from_env: option forms, argv stripping, environment twins, errors;
-// --prema-help against the parser and README; the rule that resolves --prema-progress auto, on
-// made-up core counts.
+// --prema-help against the parser and docs/reference/options.md; the rule that resolves
+// --prema-progress auto, on made-up core counts.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -390,14 +390,13 @@ TEST_SUITE("config") {
         CHECK(contains(usage_message(unknown), "--prema-helps"));
     }
 
-    TEST_CASE("README's runtime options table is the one --prema-help prints") {
-        std::ifstream in(PREMA_README);
+    TEST_CASE("docs/reference/options.md's table is the one --prema-help prints") {
+        std::ifstream in(PREMA_OPTIONS_DOC);
         REQUIRE(in);
-        std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         const auto table = prema::detail::options_markdown();
-        CHECK_MESSAGE(contains(readme, table),
-                      "README.md's \"Runtime options\" table should read:\n"
-                          << table);
+        CHECK_MESSAGE(contains(page, table), "docs/reference/options.md's table should read:\n"
+                                                 << table);
     }
 
 } // TEST_SUITE("config")

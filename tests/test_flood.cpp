@@ -31,7 +31,8 @@ struct ledger {
     std::vector<std::vector<std::uint64_t>> bits;
     std::atomic<long> received{0}, duplicates{0};
     void reset(int senders, long per_sender) {
-        bits.assign(std::size_t(senders), std::vector<std::uint64_t>(std::size_t(per_sender + 63) / 64));
+        bits.assign(std::size_t(senders),
+                    std::vector<std::uint64_t>(std::size_t(per_sender + 63) / 64));
         received = 0;
         duplicates = 0;
     }

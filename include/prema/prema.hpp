@@ -1,4 +1,5 @@
-// Everything a PREMA program needs.
+/// @file
+/// Everything a PREMA program needs.
 #pragma once
 
 #include "prema/checkpoint.hpp"

@@ -61,7 +61,7 @@ bool parse_switch(std::string_view name, const std::string& value) {
 }
 
 // One runtime option: the parser, the environment twins and --prema-help all read this table,
-// and README's "Runtime options" table is its markdown form (test_config checks that it is).
+// and docs/reference/options.md holds its markdown form (test_config checks that it does).
 struct option {
     const char* name;
     const char* value;    // what follows the flag ("" for a switch, which takes none)
@@ -81,8 +81,8 @@ constexpr option options[] = {
      }},
     {"progress", "auto|dedicated|inline", "auto", true,
      "Who drives MPI: a progress thread of its own (`dedicated`), the idle workers (`inline`), "
-     "or `auto`, dedicated when that thread gets a core of its own; see \"Progress and "
-     "backoff\".",
+     "or `auto`, dedicated when that thread gets a core of its own; see "
+     "docs/guide/progress.md.",
      [](config& c, const std::string& v) {
          if (v == "auto")
              c.progress = progress_mode::automatic;
@@ -102,8 +102,8 @@ constexpr option options[] = {
      "When a rank's threads have cores of their own: how long an idle worker spins before it "
      "sleeps, and how long the progress thread of an idle rank polls on (it never sleeps while "
      "the rank has work). Work that comes meanwhile is handed over through memory, not a "
-     "wake-up. `0`: sleep at once. Threads that share cores never spin; see \"Progress and "
-     "backoff\".",
+     "wake-up. `0`: sleep at once. Threads that share cores never spin; see "
+     "docs/guide/progress.md.",
      [](config& c, const std::string& v) {
          c.spin_us = parse_unsigned("spin-us", v);
          if (c.spin_us > 10'000'000)
@@ -124,8 +124,8 @@ constexpr option options[] = {
     {"lb", "NAME", "none", true,
      "Load-balancing policy: `none`, `work_stealing`, `diffusion`, `master_worker`, "
      "`heat_diffusion`, `lifeline`, or one the program registered. Any but `none` balances from "
-     "the start "
-     "of the run; `prema::lb::enable_balancing(false)` holds it off (see \"Load balancing\").",
+     "the start of the run; `prema::lb::enable_balancing(false)` holds it off (see "
+     "docs/guide/balancing.md).",
      [](config& c, const std::string& v) { c.lb = v; }},
     {"lb-period-us", "N", "1000", true,
      "How often a policy's `dist_balance()` runs (on the progress thread).",
@@ -152,7 +152,7 @@ constexpr option options[] = {
      "What a pending object handler weighs for the policy: `declared` its object's `load()` (1 "
      "without one), `measured` the busy time its object's handlers took (seconds, averaged), "
      "`hybrid` `load()` scaled by the measured/declared ratio learnt so far (the measured time "
-     "when the type has no `load()`). Every rank must use the same; see \"Load balancing\".",
+     "when the type has no `load()`). Every rank must use the same; see docs/guide/balancing.md.",
      [](config& c, const std::string& v) {
          if (v == "declared")
              c.lb_load = load_mode::declared;
@@ -178,7 +178,7 @@ constexpr option options[] = {
     {"eager-bytes", "N", "32768", true,
      "Payloads up to this size travel inline with the header; larger ones go split-phase "
      "(header first, payload on its own tag), and a vector argument of this size or more "
-     "travels without copies (see \"Large payloads\"). At most 1 MiB.",
+     "travels without copies (see docs/guide/messages.md). At most 1 MiB.",
      [](config& c, const std::string& v) {
          c.eager_bytes = parse_unsigned("eager-bytes", v);
          if (c.eager_bytes > (std::size_t{1} << 20))
@@ -196,7 +196,7 @@ constexpr option options[] = {
     {"aggregate-bytes", "N", "32768", true,
      "Small messages a worker sends to one rank leave together in batches of up to N bytes "
      "(capped by `--prema-eager-bytes` and `--prema-max-message-bytes`; below 128 aggregation "
-     "is off). See \"Small messages\".",
+     "is off). See docs/guide/messages.md.",
      [](config& c, const std::string& v) {
          c.aggregate_bytes = parse_unsigned("aggregate-bytes", v);
          if (c.aggregate_bytes > (std::size_t{1} << 20))
@@ -238,7 +238,7 @@ constexpr option options[] = {
      [](config& c, const std::string& v) { c.stats = parse_switch("stats", v); }},
     {"restart", "DIR", "", true,
      "Checkpoint directory the application resumes from: `prema::restart_dir()` returns it "
-     "(see \"Checkpoint and restart\").",
+     "(see docs/guide/checkpoint.md).",
      [](config& c, const std::string& v) {
          if (v.empty())
              throw usage_error("option --prema-restart: needs a checkpoint directory");
@@ -363,8 +363,8 @@ config config::from_args(int& argc, char** argv) {
 std::string config::help() {
     std::string text =
         wrapped("PREMA runtime options: --prema-NAME VALUE or --prema-NAME=VALUE, or "
-                "the environment variable shown (the flag wins). Sections in "
-                "quotes are those of README.md.",
+                "the environment variable shown (the flag wins). The pages named "
+                "are in the docs/ folder of PREMA's source.",
                 0, 80);
     for (auto& o : options) {
         std::string meaning = o.meaning;

@@ -1,5 +1,5 @@
 // The runtime options' table seen from outside the parser (config.cpp owns it): what
-// test_config checks --prema-help, the defaults and README against.
+// test_config checks --prema-help, the defaults and docs/reference/options.md against.
 #pragma once
 
 #include <string>
@@ -17,7 +17,7 @@ struct option_summary {
 // Every option --prema-NAME accepts, in the order --prema-help lists them.
 std::vector<option_summary> option_list();
 
-// The table as README's "Runtime options" shows it (header and one row per option).
+// The table as docs/reference/options.md shows it (header and one row per option).
 std::string options_markdown();
 
 } // namespace prema::detail

@@ -1,19 +1,20 @@
-// busy_meter: the running time of a coroutine object handler, for --prema-lb-load.
-//
-// A coroutine handler holds its object while it is suspended (awaiting a reply, yielding), but
-// only the stretches in which it runs are work a balancer should weigh. Every co_await in a task
-// goes through task_promise_base::await_transform, which wraps the awaiter in a metered_awaiter:
-// on suspension it adds the stretch since the coroutine last started or resumed on this thread to
-// the handler's meter, on resumption it starts a new stretch. The meter reaches every task the
-// handler awaits (and when_all's operations) with the object access (access_context), so their
-// stretches count too; spawned tasks do not hold the object and are not counted.
-//
-// Cost: with no meter (nothing measured, or a coroutine that is not an object handler's) a
-// suspension and a resumption test one pointer each; a co_await that does not suspend (a yield
-// point within its quantum, an awaited task) costs nothing more. Measured, each suspension reads
-// the clock once and adds to an atomic (when_all's operations may run on several workers at once),
-// each resumption reads it once. The stretch of a when_all operation that ends the when_all is
-// not counted: its awaiting coroutine resumes on that thread and starts a stretch of its own.
+/// @file
+/// busy_meter: the running time of a coroutine object handler, for --prema-lb-load.
+///
+/// A coroutine handler holds its object while it is suspended (awaiting a reply, yielding), but
+/// only the stretches in which it runs are work a balancer should weigh. Every co_await in a task
+/// goes through task_promise_base::await_transform, which wraps the awaiter in a metered_awaiter:
+/// on suspension it adds the stretch since the coroutine last started or resumed on this thread to
+/// the handler's meter, on resumption it starts a new stretch. The meter reaches every task the
+/// handler awaits (and when_all's operations) with the object access (access_context), so their
+/// stretches count too; spawned tasks do not hold the object and are not counted.
+///
+/// Cost: with no meter (nothing measured, or a coroutine that is not an object handler's) a
+/// suspension and a resumption test one pointer each; a co_await that does not suspend (a yield
+/// point within its quantum, an awaited task) costs nothing more. Measured, each suspension reads
+/// the clock once and adds to an atomic (when_all's operations may run on several workers at once),
+/// each resumption reads it once. The stretch of a when_all operation that ends the when_all is
+/// not counted: its awaiting coroutine resumes on that thread and starts a stretch of its own.
 #pragma once
 
 #include <atomic>

@@ -1,8 +1,9 @@
-// prema::spawn: start a task<> detached on this rank's worker pool.
-//
-// The runtime owns the task from then on; it runs on a worker thread, and an exception that
-// escapes it is logged with the rank (and counted, so that run() reports failure). Spawned
-// tasks count as work for quiescence detection while they are queued or running.
+/// @file
+/// prema::spawn: start a task<> detached on this rank's worker pool.
+///
+/// The runtime owns the task from then on; it runs on a worker thread, and an exception that
+/// escapes it is logged with the rank (and counted, so that run() reports failure). Spawned
+/// tasks count as work for quiescence detection while they are queued or running.
 #pragma once
 
 #include <coroutine>
@@ -42,7 +43,7 @@ inline detached run_detached(task<> t, std::string_view what) {
 
 } // namespace detail
 
-// Queues `t` on the worker pool. Resumes (starts) on a worker thread.
+/// Queues `t` on the worker pool. Resumes (starts) on a worker thread.
 inline void spawn(task<> t, std::string_view what = "spawned task") {
     detail::reschedule(detail::run_detached(std::move(t), what).handle);
 }

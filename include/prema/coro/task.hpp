@@ -1,9 +1,10 @@
-// prema::task<T>: a lazy, move-only coroutine that produces a T.
-//
-// Nothing runs until the task is co_awaited. The awaiting coroutine resumes on the thread that
-// completed the task, through symmetric transfer, so chains of any depth use constant stack.
-// An exception escaping the task body is rethrown from co_await. The task owns its frame and
-// destroys it when the task object dies.
+/// @file
+/// prema::task<T>: a lazy, move-only coroutine that produces a T.
+///
+/// Nothing runs until the task is co_awaited. The awaiting coroutine resumes on the thread that
+/// completed the task, through symmetric transfer, so chains of any depth use constant stack.
+/// An exception escaping the task body is rethrown from co_await. The task owns its frame and
+/// destroys it when the task object dies.
 #pragma once
 
 #include <coroutine>
@@ -18,6 +19,7 @@
 
 namespace prema {
 
+/// A lazy coroutine producing a T (see the file's description).
 template <class T = void> class task;
 
 namespace detail {
@@ -109,14 +111,21 @@ template <> struct task_promise<void> : task_promise_base {
 
 } // namespace detail
 
+/// A lazy, move-only coroutine that produces a T: nothing runs until it is co_awaited, and the
+/// awaiting coroutine resumes on the thread that completed it.
 template <class T> class [[nodiscard]] task {
   public:
-    using promise_type = detail::task_promise<T>;
-    using value_type = T;
+    using promise_type =
+        detail::task_promise<T>; ///< what makes a function returning task a coroutine
+    using value_type = T;        ///< what co_await gives
 
+    /// No coroutine (valid() is false).
     task() noexcept = default;
+    /// Owns the frame `h` (the promise's get_return_object makes tasks this way).
     explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h) {}
+    /// Takes over `o`'s frame; `o` is left without one.
     task(task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+    /// Destroys this task's frame and takes over `o`'s.
     task& operator=(task&& o) noexcept {
         if (this != &o) {
             reset();
@@ -128,19 +137,23 @@ template <class T> class [[nodiscard]] task {
     task& operator=(const task&) = delete;
     ~task() { reset(); }
 
+    /// True while the task owns a coroutine frame.
     bool valid() const noexcept { return bool(h_); }
+    /// True once the coroutine has finished (or when there is none).
     bool done() const noexcept { return !h_ || h_.done(); }
 
+    /// Starts the task and resumes the awaiter with its result (or rethrows its exception).
     auto operator co_await() && noexcept { return awaiter{h_}; }
+    /// The same for a task kept in a variable; the task still owns its frame afterwards.
     auto operator co_await() & noexcept { return awaiter{h_}; }
 
-    // Releases ownership of the frame (used by the runtime to start detached tasks).
+    /// Releases ownership of the frame (used by the runtime to start detached tasks).
     std::coroutine_handle<promise_type> release() noexcept { return std::exchange(h_, {}); }
 
-    // Runs the task on this thread up to its first suspension, owned by nobody: it resumes
-    // wherever what it awaits completes, destroys its own frame at its end and hands `end` its
-    // failure. Cheaper than a detached coroutine around it (one frame, one resumption). `access`:
-    // what it runs under, as if a coroutine holding it awaited it.
+    /// Runs the task on this thread up to its first suspension, owned by nobody: it resumes
+    /// wherever what it awaits completes, destroys its own frame at its end and hands `end` its
+    /// failure. Cheaper than a detached coroutine around it (one frame, one resumption). `access`:
+    /// what it runs under, as if a coroutine holding it awaited it.
     void start_detached(detail::detached_end_fn end, std::uint64_t context,
                         detail::access_context access = {}) && {
         auto h = release();

@@ -1,31 +1,34 @@
-// co_await prema::when_all(a, b, ...) / prema::when_all(std::move(vector)): awaits several
-// operations at once.
-//
-//   auto [x, y] = co_await prema::when_all(prema::call(p, prema::fn<&obj::x>),
-//                                          prema::call(q, prema::fn<&obj::y>));
-//   std::vector<double> e = co_await prema::when_all(std::move(calls)); // input order
-//
-// Accepts any awaitable: prema::task<T>, what prema::call returns (for a rank or an object),
-// prema::create / migrate / destroy, another when_all. when_all takes ownership of them (pass
-// rvalues: std::move a task) and wraps each in a small coroutine; nothing runs until the result
-// of when_all is awaited. Then each is started, in input order, on the awaiting thread, and runs
-// up to its first suspension (a call's request leaves then), so all are in flight before any is
-// waited for; the object access of the awaiting handler is handed to each, as to an awaited task.
-//
-// Results: the variadic form gives a std::tuple in argument order, with prema::void_value for
-// an operation that gives nothing (as cppcoro does); the vector form a std::vector<T> in input
-// order, or nothing for void operations.
-//
-// Errors: the awaiting coroutine goes on only once every operation has finished, failed or not;
-// then the error of the first failed operation in input order (not the first to fail in time) is
-// rethrown, and the other results and errors are dropped.
-//
-// The awaiting coroutine resumes on the thread that finishes the last operation (symmetric
-// transfer, no queueing), or goes on without suspending if all finished while they were started.
-// Nothing blocks: an atomic count of unfinished operations decides who is last.
-//
-// No when_any: prema cannot cancel an operation, so the losers would have to go on owned by
-// nobody, their results dropped; spawn() them instead if that is what is meant.
+/// @file
+/// co_await prema::when_all(a, b, ...) / prema::when_all(std::move(vector)): awaits several
+/// operations at once.
+///
+/// @code
+///   auto [x, y] = co_await prema::when_all(prema::call(p, prema::fn<&obj::x>),
+///                                          prema::call(q, prema::fn<&obj::y>));
+///   std::vector<double> e = co_await prema::when_all(std::move(calls)); // input order
+/// @endcode
+///
+/// Accepts any awaitable: prema::task<T>, what prema::call returns (for a rank or an object),
+/// prema::create / migrate / destroy, another when_all. when_all takes ownership of them (pass
+/// rvalues: std::move a task) and wraps each in a small coroutine; nothing runs until the result
+/// of when_all is awaited. Then each is started, in input order, on the awaiting thread, and runs
+/// up to its first suspension (a call's request leaves then), so all are in flight before any is
+/// waited for; the object access of the awaiting handler is handed to each, as to an awaited task.
+///
+/// Results: the variadic form gives a std::tuple in argument order, with prema::void_value for
+/// an operation that gives nothing (as cppcoro does); the vector form a std::vector<T> in input
+/// order, or nothing for void operations.
+///
+/// Errors: the awaiting coroutine goes on only once every operation has finished, failed or not;
+/// then the error of the first failed operation in input order (not the first to fail in time) is
+/// rethrown, and the other results and errors are dropped.
+///
+/// The awaiting coroutine resumes on the thread that finishes the last operation (symmetric
+/// transfer, no queueing), or goes on without suspending if all finished while they were started.
+/// Nothing blocks: an atomic count of unfinished operations decides who is last.
+///
+/// No when_any: prema cannot cancel an operation, so the losers would have to go on owned by
+/// nobody, their results dropped; spawn() them instead if that is what is meant.
 #pragma once
 
 #include <atomic>
@@ -189,7 +192,7 @@ template <class Tasks> class [[nodiscard]] when_all_awaitable {
 
 } // namespace detail
 
-// All of `awaitables` at once; a std::tuple of their results (see the top of this file).
+/// All of `awaitables` at once; a std::tuple of their results (see the top of this file).
 template <detail::awaitable... A> auto when_all(A&&... awaitables) {
     static_assert((std::is_constructible_v<std::remove_cvref_t<A>, A&&> && ...),
                   "prema::when_all takes its awaitables over: pass rvalues (std::move a task)");
@@ -198,7 +201,7 @@ template <detail::awaitable... A> auto when_all(A&&... awaitables) {
         tasks{detail::make_when_all_task<std::remove_cvref_t<A>>(std::forward<A>(awaitables))...});
 }
 
-// All of `awaitables` at once; a std::vector of their results in input order, or nothing.
+/// All of `awaitables` at once; a std::vector of their results in input order, or nothing.
 template <detail::awaitable A> auto when_all(std::vector<A> awaitables) {
     using op = detail::when_all_task<detail::await_result_t<A>>;
     std::vector<op> tasks;

@@ -1,10 +1,11 @@
-// Cooperative preemption.
-//
-// A worker starts a time slice each time it resumes a coroutine. `co_await yield_point()` costs
-// one timestamp read while the slice is younger than the quantum (--prema-quantum-us); once it
-// is older, the coroutine goes to the back of its worker's queue so that queued work (messages,
-// load-balancing traffic) runs first, and later resumes on whichever worker takes it.
-// `co_await yield()` always does so. A quantum of 0 disables yield points (they never suspend).
+/// @file
+/// Cooperative preemption.
+///
+/// A worker starts a time slice each time it resumes a coroutine. `co_await yield_point()` costs
+/// one timestamp read while the slice is younger than the quantum (--prema-quantum-us); once it
+/// is older, the coroutine goes to the back of its worker's queue so that queued work (messages,
+/// load-balancing traffic) runs first, and later resumes on whichever worker takes it.
+/// `co_await yield()` always does so. A quantum of 0 disables yield points (they never suspend).
 #pragma once
 
 #include <chrono>
@@ -55,20 +56,20 @@ void requeue_yielded(std::coroutine_handle<> h);
 
 } // namespace detail
 
-// The awaitable behind yield() and yield_point(); resumes on a worker thread.
+/// The awaitable behind yield() and yield_point(); resumes on a worker thread.
 struct yield_awaiter {
-    bool ready;
+    bool ready; ///< true: no suspension (the quantum has not expired)
     bool await_ready() const noexcept { return ready; }
     void await_suspend(std::coroutine_handle<> h) const { detail::requeue_yielded(h); }
     void await_resume() const noexcept {}
 };
 
-// Suspends unconditionally, letting everything queued on this worker run first.
+/// Suspends unconditionally, letting everything queued on this worker run first.
 inline yield_awaiter yield() noexcept {
     return {false};
 }
 
-// Suspends only if the current slice has outlived the quantum.
+/// Suspends only if the current slice has outlived the quantum.
 inline yield_awaiter yield_point() noexcept {
     return {!detail::quantum_expired()};
 }

@@ -1,14 +1,15 @@
-// prema::lb::scheduler: the pluggable two-level scheduler of implicit load balancing.
-//
-// Inside a rank, object handlers that are safe to run (in order, no access conflict) are
-// push()ed to the scheduler and workers pop() them. Between ranks, the policy moves objects
-// whose handlers have not started: the load of an object is the load of its pending handlers,
-// and migrate() takes them along. The runtime withdraws pushed handlers of an object that
-// migrates; pop() never sees them again, so a policy never reasons about correctness.
-//
-// Threads: push/pop/notify run on worker threads (concurrently); dist_balance and receive
-// run on the thread that drives MPI (the progress thread, or an idle worker in inline mode),
-// so policy messages are served while long handlers run. receive/dist_balance must not block.
+/// @file
+/// prema::lb::scheduler: the pluggable two-level scheduler of implicit load balancing.
+///
+/// Inside a rank, object handlers that are safe to run (in order, no access conflict) are
+/// push()ed to the scheduler and workers pop() them. Between ranks, the policy moves objects
+/// whose handlers have not started: the load of an object is the load of its pending handlers,
+/// and migrate() takes them along. The runtime withdraws pushed handlers of an object that
+/// migrates; pop() never sees them again, so a policy never reasons about correctness.
+///
+/// Threads: push/pop/notify run on worker threads (concurrently); dist_balance and receive
+/// run on the thread that drives MPI (the progress thread, or an idle worker in inline mode),
+/// so policy messages are served while long handlers run. receive/dist_balance must not block.
 #pragma once
 
 #include <cstddef>
@@ -29,13 +30,16 @@
 
 namespace prema::lb {
 
-// A handler ready to run on an object; opaque to policies except for what it runs on.
+/// A handler ready to run on an object; opaque to policies except for what it runs on.
 class ready_handler {
   public:
+    /// The object the handler runs on.
     object_id object() const noexcept { return object_; }
+    /// What the handler weighs (as --prema-lb-load weighs pending handlers).
     double load() const noexcept { return load_; }
 
   protected:
+    /// Made by the runtime only: a policy receives ready handlers, never creates them.
     ready_handler(object_id o, double load) noexcept : object_(o), load_(load) {}
     ~ready_handler() = default;
 
@@ -44,29 +48,33 @@ class ready_handler {
     double load_;
 };
 
-// A local object with pending (not started) work, for policy decisions.
+/// A local object with pending (not started) work, for policy decisions.
 struct object_load {
-    object_id object;
-    double load; // sum of its pending handlers' loads, as --prema-lb-load weighs them
-    int pending; // how many handlers have not started
-    // Seconds its pending handlers would take by the busy time its handlers took so far
-    // (exponentially averaged, kept across migrations); 0 while none was measured.
+    object_id object; ///< the object, on this rank
+    double load;      ///< sum of its pending handlers' loads, as --prema-lb-load weighs them
+    int pending;      ///< how many handlers have not started
+    /// Seconds its pending handlers would take by the busy time its handlers took so far
+    /// (exponentially averaged, kept across migrations); 0 while none was measured.
     double measured = 0;
 };
 
-// What a policy can see and do on its rank. The runtime provides one; tests can provide a
-// fake cluster of ranks inside one process.
+/// What a policy can see and do on its rank. The runtime provides one; tests can provide a
+/// fake cluster of ranks inside one process.
 class context {
   public:
     virtual ~context() = default;
+    /// Delivers `bytes` to the same policy on `rank` (scheduler::send_to).
     virtual void send(int rank, std::span<const std::byte> bytes) = 0;
+    /// Moves a local object with its pending handlers (scheduler::migrate).
     virtual bool migrate(object_id object, int rank) = 0;
+    /// This rank's objects with pending work, heaviest first (scheduler::work_map).
     virtual std::vector<object_load> work_map() const = 0;
+    /// Summed load of this rank's pending handlers.
     virtual double local_load() const = 0;
-    // The first k entries of work_map() whose load is at most `at_most`, and how many entries
-    // work_map() has. The runtime answers both from an index kept in load order, in
-    // O(k + log n) and O(1): a policy that moves a few objects never pays for all of them. The
-    // defaults, for contexts without such an index (tests' fakes), go through work_map().
+    /// The first k entries of work_map() whose load is at most `at_most`. The runtime answers
+    /// from an index kept in load order, in O(k + log n): a policy that moves a few objects
+    /// never pays for all of them. The default, for contexts without such an index (tests'
+    /// fakes), goes through work_map().
     virtual std::vector<object_load> heaviest(std::size_t k, double at_most) const {
         std::vector<object_load> out;
         for (auto& l : work_map())
@@ -74,47 +82,61 @@ class context {
                 out.push_back(l);
         return out;
     }
+    /// How many entries work_map() has (O(1) in the runtime).
     virtual std::size_t work_objects() const { return work_map().size(); }
+    /// How many handlers run on this rank now.
     virtual int running() const = 0;
-    // Summed load of the running handlers (their weight when they started).
+    /// Summed load of the running handlers (their weight when they started).
     virtual double running_load() const { return running(); }
+    /// This rank.
     virtual int rank() const = 0;
+    /// Number of ranks.
     virtual int ranks() const = 0;
+    /// Worker threads of this rank (--prema-workers).
     virtual int workers() const = 0;
+    /// The runtime options, for the policy's thresholds (--prema-lb-*).
     virtual const config& options() const = 0;
+    /// Records a wait for a policy reply (lb::stats::max_answer_wait_s).
     virtual void note_answer_wait(double seconds) = 0;
 };
 
+/// The base of every load-balancing policy: derive from it, override what the policy decides,
+/// and register it with register_policy(). The defaults queue ready handlers in one FIFO and
+/// never balance.
 class scheduler {
   public:
     virtual ~scheduler() = default;
 
-    // Called by the runtime (or a test) before anything else.
+    /// Called by the runtime (or a test) before anything else.
     void attach(context& c) noexcept { ctx_ = &c; }
 
     // --- inside a rank ---------------------------------------------------------------------
-    // Default: one FIFO shared by the rank's workers.
+    /// A handler of this rank became safe to run; `worker` is the thread that found it.
+    /// Default: one FIFO shared by the rank's workers.
     virtual void push(int worker, ready_handler* h);
+    /// The next handler `worker` should run, or nullptr if none. Default: the FIFO's front.
     virtual ready_handler* pop(int worker);
 
-    // An object's pending load changed (it may be zero now). Any thread.
+    /// An object's pending load changed (it may be zero now). Any thread.
     virtual void notify(const object_load&) {}
 
     // --- between ranks ---------------------------------------------------------------------
-    // Called periodically (--prema-lb-period-us) while balancing is enabled.
+    /// Called periodically (--prema-lb-period-us) while balancing is enabled.
     virtual void dist_balance() {}
 
-    // A message sent by this policy's instance on rank `from` with send_to().
+    /// A message sent by this policy's instance on rank `from` with send_to().
     virtual void receive(int /*from*/, std::span<const std::byte> /*message*/) {}
 
   protected:
-    // Sends `bytes` to this policy on `rank`. Policy traffic has priority over application
-    // work and does not count as work for quiescence.
+    /// Sends `bytes` to this policy on `rank`. Policy traffic has priority over application
+    /// work and does not count as work for quiescence.
     void send_to(int rank, std::span<const std::byte> bytes) { ctx_->send(rank, bytes); }
+    /// Sends a trivially copyable message `m` as its bytes; decode<M>() reads it back.
     template <class M> void send_to(int rank, const M& m) {
         static_assert(std::is_trivially_copyable_v<M>);
         send_to(rank, std::as_bytes(std::span(&m, 1)));
     }
+    /// The M that send_to(rank, m) sent; bytes missing from a shorter message read as zero.
     template <class M> static M decode(std::span<const std::byte> bytes) {
         static_assert(std::is_trivially_copyable_v<M>);
         M m{};
@@ -122,30 +144,37 @@ class scheduler {
         return m;
     }
 
-    // Moves a local object with no started handler to `rank`, with its pending handlers.
-    // Returns false (and moves nothing) if it is running, gone, or has no pending work.
+    /// Moves a local object with no started handler to `rank`, with its pending handlers.
+    /// Returns false (and moves nothing) if it is running, gone, or has no pending work.
     bool migrate(object_id object, int rank) { return ctx_->migrate(object, rank); }
 
-    // PREMA's mo_work_map: this rank's objects with pending work, heaviest first. O(n): a
-    // policy that needs only some of them asks heaviest() and work_objects().
+    /// PREMA's mo_work_map: this rank's objects with pending work, heaviest first. O(n): a
+    /// policy that needs only some of them asks heaviest() and work_objects().
     std::vector<object_load> work_map() const { return ctx_->work_map(); }
+    /// The k heaviest entries of work_map() whose load is at most `at_most`, in O(k + log n).
     std::vector<object_load>
     heaviest(std::size_t k, double at_most = std::numeric_limits<double>::infinity()) const {
         return ctx_->heaviest(k, at_most);
     }
+    /// How many objects have pending work here, in O(1).
     std::size_t work_objects() const { return ctx_->work_objects(); }
-    // Pending load of this rank (not started handlers) and how many handlers run now.
+    /// Pending load of this rank (not started handlers).
     double local_load() const { return ctx_->local_load(); }
+    /// How many handlers run on this rank now.
     int running() const { return ctx_->running(); }
+    /// Summed load of the running handlers (their weight when they started).
     double running_load() const { return ctx_->running_load(); }
 
+    /// This rank.
     int rank() const { return ctx_->rank(); }
+    /// Number of ranks.
     int ranks() const { return ctx_->ranks(); }
+    /// Worker threads of this rank (--prema-workers).
     int workers() const { return ctx_->workers(); }
-    // Thresholds and neighbourhood sizes (--prema-lb-*).
+    /// Thresholds and neighbourhood sizes (--prema-lb-*).
     const config& options() const { return ctx_->options(); }
 
-    // Records how long this rank waited for a reply to a request (shown in lb::stats).
+    /// Records how long this rank waited for a reply to a request (shown in lb::stats).
     void note_answer_wait(double seconds) { ctx_->note_answer_wait(seconds); }
 
   private:
@@ -154,26 +183,31 @@ class scheduler {
     std::deque<ready_handler*> fifo_;
 };
 
-// Policies by name, for --prema-lb. Register user policies before the runtime starts.
+/// Makes a fresh instance of a policy (one per rank and runtime).
 using policy_factory = std::function<std::unique_ptr<scheduler>()>;
+/// Registers a policy under `name`, for --prema-lb. Register user policies before the runtime
+/// starts.
 void register_policy(const std::string& name, policy_factory make);
+/// The names --prema-lb accepts: the shipped policies and the registered ones.
 std::vector<std::string> policy_names();
 
-// Turns balancing between ranks on or off on this rank (call it on every rank). On from the
-// start when --prema-lb names a policy; enable_balancing(false) holds it off while objects are
-// created and placed, enable_balancing(true) lets it go. The state carries over from one
-// runtime::run to the next. Left off to the end without ever having been on at the end of a
-// phase, it makes rank 0 warn at shutdown that the policy never balanced.
+/// Turns balancing between ranks on or off on this rank (call it on every rank). On from the
+/// start when --prema-lb names a policy; enable_balancing(false) holds it off while objects are
+/// created and placed, enable_balancing(true) lets it go. The state carries over from one
+/// runtime::run to the next. Left off to the end without ever having been on at the end of a
+/// phase, it makes rank 0 warn at shutdown that the policy never balanced.
 void enable_balancing(bool on);
 
-// Counters of this rank since the runtime started.
+/// Counters of this rank since the runtime started.
 struct stats {
-    // Objects shipped to and installed from other ranks, whatever moved them (a policy,
-    // prema::migrate, an acquire or multicast); summed over the ranks, out = in at quiescence.
-    std::uint64_t migrations_out = 0, migrations_in = 0;
-    std::uint64_t messages = 0;   // policy messages sent
-    double max_answer_wait_s = 0; // longest wait of this rank's policy for a reply
+    /// Objects shipped to and installed from other ranks, whatever moved them (a policy,
+    /// prema::migrate, an acquire or multicast); summed over the ranks, out = in at quiescence.
+    std::uint64_t migrations_out = 0;
+    std::uint64_t migrations_in = 0; ///< objects installed from other ranks
+    std::uint64_t messages = 0;      ///< policy messages sent
+    double max_answer_wait_s = 0;    ///< longest wait of this rank's policy for a reply
 };
+/// This rank's counters now.
 stats current_stats();
 
 } // namespace prema::lb

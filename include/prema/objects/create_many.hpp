@@ -1,28 +1,31 @@
-// co_await prema::create_many<T>(n, placement, make_args): creates n objects, spread over the
-// ranks, with one message per rank that gets any (not one per object).
-//
-//   auto cells = co_await prema::create_many<cell>(1024, prema::placement::block,
-//                                                  [](std::size_t i) { return int(i); });
-//   auto parts = co_await prema::create_many<part>(
-//       64, [](std::size_t i) { return int(i % 3); },
-//       [&](std::size_t i) { return std::tuple(int(i), names[i]); });
-//
-// Placement: prema::placement::block (contiguous runs of indices per rank, as even as they can
-// be, rank 0 first), prema::placement::round_robin (index i on rank i % ranks), or a function
-// int(std::size_t i) that names object i's rank.
-//
-// make_args(i) gives the constructor arguments of object i: a std::tuple is unpacked into
-// them, anything else is the one argument (wrap a tuple that is itself the argument in another
-// tuple). It runs here, in index order; the arguments travel by value.
-//
-// Returns the objects' pointers in index order. Each rank builds its objects, in index order,
-// in one handler. The batches spread along a binomial tree of the ranks that get objects, the
-// caller at its root (rank_tree.hpp): each rank passes its children their subtrees' batches
-// and answers its parent with its subtree's ids, so the caller sends ceil(log2 k) requests to k
-// ranks and holds as many messages, not k. A placement that names no rank, or more objects than
-// their ids can come back in one message (--prema-max-message-bytes), throws usage_error before
-// anything is sent. If a constructor throws, the first failure in rank order is rethrown once every
-// rank has answered; the objects that were built stay (their pointers are not returned).
+/// @file
+/// co_await prema::create_many<T>(n, placement, make_args): creates n objects, spread over the
+/// ranks, with one message per rank that gets any (not one per object).
+///
+/// @code
+///   auto cells = co_await prema::create_many<cell>(1024, prema::placement::block,
+///                                                  [](std::size_t i) { return int(i); });
+///   auto parts = co_await prema::create_many<part>(
+///       64, [](std::size_t i) { return int(i % 3); },
+///       [&](std::size_t i) { return std::tuple(int(i), names[i]); });
+/// @endcode
+///
+/// Placement: prema::placement::block (contiguous runs of indices per rank, as even as they can
+/// be, rank 0 first), prema::placement::round_robin (index i on rank i % ranks), or a function
+/// int(std::size_t i) that names object i's rank.
+///
+/// make_args(i) gives the constructor arguments of object i: a std::tuple is unpacked into
+/// them, anything else is the one argument (wrap a tuple that is itself the argument in another
+/// tuple). It runs here, in index order; the arguments travel by value.
+///
+/// Returns the objects' pointers in index order. Each rank builds its objects, in index order,
+/// in one handler. The batches spread along a binomial tree of the ranks that get objects, the
+/// caller at its root (rank_tree.hpp): each rank passes its children their subtrees' batches
+/// and answers its parent with its subtree's ids, so the caller sends ceil(log2 k) requests to k
+/// ranks and holds as many messages, not k. A placement that names no rank, or more objects than
+/// their ids can come back in one message (--prema-max-message-bytes), throws usage_error before
+/// anything is sent. If a constructor throws, the first failure in rank order is rethrown once every
+/// rank has answered; the objects that were built stay (their pointers are not returned).
 #pragma once
 
 #include <concepts>
@@ -41,10 +44,13 @@
 
 namespace prema {
 
+/// Where create_many puts its objects, besides a function int(std::size_t i).
 namespace placement {
-struct block_t {};
-struct round_robin_t {};
+struct block_t {};       ///< the type of placement::block
+struct round_robin_t {}; ///< the type of placement::round_robin
+/// Contiguous runs of indices per rank, as even as they can be, rank 0 first.
 inline constexpr block_t block{};
+/// Index i on rank i % ranks.
 inline constexpr round_robin_t round_robin{};
 } // namespace placement
 
@@ -118,6 +124,8 @@ std::size_t place(F& f, std::size_t i, std::size_t, std::size_t) {
 
 } // namespace detail
 
+/// Creates n objects of T spread over the ranks as `placement` says, object i constructed from
+/// make_args(i); gives their pointers in index order (see the file's description).
 template <class T, class Placement, class MakeArgs>
 task<std::vector<mobile_ptr<T>>> create_many(std::size_t n, Placement placement,
                                              MakeArgs make_args) {

@@ -1,9 +1,10 @@
-// Object handlers: code that runs where a mobile object lives, with access to it.
-//
-// An object handler is a handler (a lambda without captures, or prema::fn<&T::method>) whose
-// first parameter is the object: `T&` asks for exclusive access, `const T&` for shared access.
-// Exclusive handlers on one object never overlap; shared ones may run together on several
-// workers; a handler keeps its access while suspended in co_await.
+/// @file
+/// Object handlers: code that runs where a mobile object lives, with access to it.
+///
+/// An object handler is a handler (a lambda without captures, or prema::fn<&T::method>) whose
+/// first parameter is the object: `T&` asks for exclusive access, `const T&` for shared access.
+/// Exclusive handlers on one object never overlap; shared ones may run together on several
+/// workers; a handler keeps its access while suspended in co_await.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,11 @@
 
 namespace prema {
 
+/// What a handler or guard holds on an object: shared access runs beside other shared access,
+/// exclusive access alone.
 enum class access : std::uint8_t { shared, exclusive };
-inline constexpr access shared = access::shared;
-inline constexpr access exclusive = access::exclusive;
+inline constexpr access shared = access::shared;       ///< prema::shared, for acquire()
+inline constexpr access exclusive = access::exclusive; ///< prema::exclusive, for acquire()
 
 namespace detail {
 

@@ -1,15 +1,16 @@
-// How a mobile object's type moves between ranks.
-//
-// A type migrates through cereal: a `template <class Ar> void serialize(Ar&)` member, or
-// cereal's non-member save/load functions for types that cannot be changed (the equivalent of
-// PREMA's pack/unpack/size callbacks). The type is named on the wire by the hash of its
-// mangled name, registered before main() like handlers.
-//
-// Load: if T has `double load() const`, each pending handler of a T is declared to weigh that much
-// for load balancing (read only while no handler runs on the object and no guard holds it
-// exclusively, so it never races with a writer); otherwise 1. --prema-lb-load says whether the
-// policy takes the declared weight, the measured busy time or (default) the declared weight
-// scaled by what was measured (src/objects/measured_load.hpp).
+/// @file
+/// How a mobile object's type moves between ranks.
+///
+/// A type migrates through cereal: a `template <class Ar> void serialize(Ar&)` member, or
+/// cereal's non-member save/load functions for types that cannot be changed (the equivalent of
+/// PREMA's pack/unpack/size callbacks). The type is named on the wire by the hash of its
+/// mangled name, registered before main() like handlers.
+///
+/// Load: if T has `double load() const`, each pending handler of a T is declared to weigh that much
+/// for load balancing (read only while no handler runs on the object and no guard holds it
+/// exclusively, so it never races with a writer); otherwise 1. --prema-lb-load says whether the
+/// policy takes the declared weight, the measured busy time or (default) the declared weight
+/// scaled by what was measured (src/objects/measured_load.hpp).
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,19 @@
-// The Mobile Object Layer's user calls. Code talks to objects, never to ranks:
-//
-//   auto mp = co_await prema::create<subdomain>(rank, args...);     // mobile_ptr<subdomain>
-//   co_await prema::send(mp, prema::fn<&subdomain::refine>, 1e-3);  // wherever it lives now
-//   double e = co_await prema::call(mp, prema::fn<&subdomain::error>);
-//   co_await prema::migrate(mp, other_rank);
-//   { auto g = co_await prema::acquire(mp, prema::exclusive); g->cells.clear(); }
-//   co_await prema::destroy(mp);
-//   auto me = prema::self(obj);  // in a handler of `obj`: its own mobile_ptr
-//
-// Messages from one rank to one object run in the order they were sent, even while the
-// object migrates. A message to a destroyed object or a pointer nobody created is an error:
-// prema::call rethrows it, a send reports it on the rank that finds it.
+/// @file
+/// The Mobile Object Layer's user calls. Code talks to objects, never to ranks:
+///
+/// @code
+///   auto mp = co_await prema::create<subdomain>(rank, args...);     // mobile_ptr<subdomain>
+///   co_await prema::send(mp, prema::fn<&subdomain::refine>, 1e-3);  // wherever it lives now
+///   double e = co_await prema::call(mp, prema::fn<&subdomain::error>);
+///   co_await prema::migrate(mp, other_rank);
+///   { auto g = co_await prema::acquire(mp, prema::exclusive); g->cells.clear(); }
+///   co_await prema::destroy(mp);
+///   auto me = prema::self(obj);  // in a handler of `obj`: its own mobile_ptr
+/// @endcode
+///
+/// Messages from one rank to one object run in the order they were sent, even while the
+/// object migrates. A message to a destroyed object or a pointer nobody created is an error:
+/// prema::call rethrows it, a send reports it on the rank that finds it.
 #pragma once
 
 #include <algorithm>
@@ -225,38 +228,38 @@ template <class R> class object_request : public call_awaiter<R> {
 
 } // namespace detail
 
-// Creates a T from `args` on `rank` and returns its mobile pointer.
+/// Creates a T from `args` on `rank` and returns its mobile pointer.
 template <class T, class... A> task<mobile_ptr<T>> create(int rank, A... args) {
     detail::check_mobile<T>();
     object_id id = co_await call(rank, detail::create_handler<T, std::decay_t<A>...>{}, args...);
     co_return mobile_ptr<T>(id);
 }
 
-// This rank's best guess of the object's rank, from its directory (no messages): exact if
-// the object lives here, possibly stale otherwise; the home rank for an object this rank has
-// forgotten (a directory forgets what it has not used for two quiescences). -1 for an object
-// this rank knows was destroyed.
+/// This rank's best guess of the object's rank, from its directory (no messages): exact if
+/// the object lives here, possibly stale otherwise; the home rank for an object this rank has
+/// forgotten (a directory forgets what it has not used for two quiescences). -1 for an object
+/// this rank knows was destroyed.
 template <class T> int where(mobile_ptr<T> mp) {
     return detail::where(mp.id());
 }
 
-// Creates a T here, without messages.
+/// Creates a T here, without messages.
 template <class T, class... A> mobile_ptr<T> make_mobile(A&&... args) {
     detail::check_mobile<T>();
     return mobile_ptr<T>(detail::adopt_local_object(new T(std::forward<A>(args)...),
                                                     detail::object_type_of<T>::value));
 }
 
-// The mobile_ptr of `object`, a mobile object that lives on this rank: in a handler, the
-// object it was given, so that it can pass itself on (`prema::self(cell)`) without every
-// message carrying its pointer. Throws usage_error if `object` is not a mobile T living here
-// (a copy, say). A handler holds its object, so the answer stays true while the handler runs.
+/// The mobile_ptr of `object`, a mobile object that lives on this rank: in a handler, the
+/// object it was given, so that it can pass itself on (`prema::self(cell)`) without every
+/// message carrying its pointer. Throws usage_error if `object` is not a mobile T living here
+/// (a copy, say). A handler holds its object, so the answer stays true while the handler runs.
 template <class T> mobile_ptr<T> self(const T& object) {
     return mobile_ptr<T>(detail::self_id(std::addressof(object),
                                          detail::object_type_of<T>::value.id, typeid(T).name()));
 }
 
-// Runs `handler(object, args...)` where the object lives; ordered per sending rank.
+/// Runs `handler(object, args...)` where the object lives; ordered per sending rank.
 template <class T, class H, class... A>
 [[nodiscard]] send_awaiter send(mobile_ptr<T> mp, H, A&&... args) {
     detail::check_handler<H>();
@@ -266,7 +269,7 @@ template <class T, class H, class... A>
     return {};
 }
 
-// As send, and returns the handler's result (or rethrows its exception).
+/// As send, and returns the handler's result (or rethrows its exception).
 template <class T, class H, class... A>
 [[nodiscard]] detail::object_request<detail::call_result<H>> call(mobile_ptr<T> mp, H,
                                                                   A&&... args) {
@@ -279,9 +282,9 @@ template <class T, class H, class... A>
         [&](detail::byte_writer& w) { detail::write_object_args<H>(w, std::forward<A>(args)...); }};
 }
 
-// Moves the object to `rank` once the handlers sent before this call have run; its pending
-// handlers go with it. Resumes when it is installed there; from a handler of the object
-// itself, at once (the object moves once that handler has ended).
+/// Moves the object to `rank` once the handlers sent before this call have run; its pending
+/// handlers go with it. Resumes when it is installed there; from a handler of the object
+/// itself, at once (the object moves once that handler has ended).
 template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
     detail::check_rank(rank);
     co_await detail::object_request<void>({mp.id(), detail::object_op::migrate, 0, exclusive, rank},
@@ -291,18 +294,20 @@ template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
                                           });
 }
 
-// Destroys the object after the handlers sent before this call have run (from a handler of the
-// object itself: once that handler has ended; it resumes at once).
+/// Destroys the object after the handlers sent before this call have run (from a handler of the
+/// object itself: once that handler has ended; it resumes at once).
 template <class T> task<> destroy(mobile_ptr<T> mp) {
     co_await detail::object_request<void>({mp.id(), detail::object_op::destroy, 0, exclusive},
                                           [](detail::byte_writer&) {});
 }
 
-// Access to an object held by local code; released when the guard dies.
+/// Access to an object held by local code; released when the guard dies.
 template <class T> class object_guard {
   public:
+    /// Made by acquire(): `mode` access to `obj`, whose record the runtime knows as `record`.
     object_guard(T* obj, std::uint64_t record, access mode) noexcept
         : obj_(obj), record_(record), mode_(mode) {}
+    /// Takes over `o`'s access; `o` then holds none.
     object_guard(object_guard&& o) noexcept
         : obj_(std::exchange(o.obj_, nullptr)), record_(o.record_), mode_(o.mode_) {}
     object_guard& operator=(object_guard&&) = delete;
@@ -310,8 +315,11 @@ template <class T> class object_guard {
         if (obj_)
             detail::release_access(record_, mode_);
     }
+    /// The object; change it only under exclusive access.
     T* operator->() const noexcept { return obj_; }
+    /// The object.
     T& operator*() const noexcept { return *obj_; }
+    /// The object; nullptr once moved from.
     T* get() const noexcept { return obj_; }
 
   private:
@@ -320,9 +328,9 @@ template <class T> class object_guard {
     access mode_;
 };
 
-// Brings the object to this rank (after the handlers sent before) and holds `mode` access
-// until the guard dies. Holding exclusive access to several objects: acquire in a fixed order.
-// From a handler of the object itself: usage_error unless both are shared.
+/// Brings the object to this rank (after the handlers sent before) and holds `mode` access
+/// until the guard dies. Holding exclusive access to several objects: acquire in a fixed order.
+/// From a handler of the object itself: usage_error unless both are shared.
 template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode = exclusive) {
     // The reply names the object's local record; the object sits right after it (see
     // src/objects/object_record.hpp).
@@ -333,8 +341,8 @@ template <class T> task<object_guard<T>> acquire(mobile_ptr<T> mp, access mode =
     co_return object_guard<T>(reinterpret_cast<T*>(at.second), at.first, mode);
 }
 
-// PREMA's multicast: brings every object to this rank, holds them all exclusively, runs
-// `handler(std::span<T* const> objects, args...)` here and returns its result.
+/// PREMA's multicast: brings every object to this rank, holds them all exclusively, runs
+/// `handler(std::span<T* const> objects, args...)` here and returns its result.
 template <class T, class H, class... A>
 auto multicast(std::vector<mobile_ptr<T>> objects, H handler, A... args)
     -> task<std::remove_cvref_t<decltype(handler(std::span<T* const>{}, args...))>> {

@@ -1,34 +1,37 @@
-// co_await prema::gather(objects, handler) / prema::reduce(objects, handler, op): runs an
-// object handler on each of many objects, wherever they live, and brings the results back.
-//
-//   std::vector<double> e = co_await prema::gather(parts, prema::fn<&part::error>); // in order
-//   double total = co_await prema::reduce(parts, prema::fn<&part::error>, std::plus<>{});
-//
-// One request per rank, not one message per object, and spread along a tree of ranks: the
-// caller groups `objects` by where it believes they live (prema::where), then the caller and
-// the ranks that have objects form a binomial tree (rank_tree.hpp), the caller at its root.
-// Each rank forwards to its children the lists of their subtrees, calls the handler on each of
-// its own objects through the ordinary object path (prema::call), all at once, and answers its
-// parent with one message: its values and its subtree's in list order (gather), or their op-fold
-// (reduce). The caller thus sends and receives about 2 log2 of the ranks involved, not one per
-// rank. An object living where it was believed runs locally; one that has moved away meanwhile
-// is followed along its forwarding pointers. Each object is thus called exactly once, however it
-// migrates.
-//
-// Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is
-// called twice). reduce folds each rank's list left to right, then, at each rank of the tree,
-// its own fold followed by its children's in order: the ranks in the order caller first, then
-// the others ascending, with op associative (gather, then fold, for a placement-independent
-// order). reduce over no objects throws prema::usage_error, since op has no identity to give.
-//
-// The handler: an object handler without arguments returning a value (a coroutine handler's
-// co_return value counts); op: (R, R) -> R without captures. The calls come from the ranks the
-// objects were believed to be on, so they are not ordered after messages the caller sent to the
-// objects before (await those first). An error in the handler on any object or in op is
-// rethrown to the caller as prema::remote_error (the first in the order above, once all
-// finished).
-//
-// The caller resumes on the worker that receives the last answer (see when_all).
+/// @file
+/// co_await prema::gather(objects, handler) / prema::reduce(objects, handler, op): runs an
+/// object handler on each of many objects, wherever they live, and brings the results back.
+///
+/// @code
+///   std::vector<double> e = co_await prema::gather(parts, prema::fn<&part::error>); // in order
+///   double total = co_await prema::reduce(parts, prema::fn<&part::error>, std::plus<>{});
+/// @endcode
+///
+/// One request per rank, not one message per object, and spread along a tree of ranks: the
+/// caller groups `objects` by where it believes they live (prema::where), then the caller and
+/// the ranks that have objects form a binomial tree (rank_tree.hpp), the caller at its root.
+/// Each rank forwards to its children the lists of their subtrees, calls the handler on each of
+/// its own objects through the ordinary object path (prema::call), all at once, and answers its
+/// parent with one message: its values and its subtree's in list order (gather), or their op-fold
+/// (reduce). The caller thus sends and receives about 2 log2 of the ranks involved, not one per
+/// rank. An object living where it was believed runs locally; one that has moved away meanwhile
+/// is followed along its forwarding pointers. Each object is thus called exactly once, however it
+/// migrates.
+///
+/// Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is
+/// called twice). reduce folds each rank's list left to right, then, at each rank of the tree,
+/// its own fold followed by its children's in order: the ranks in the order caller first, then
+/// the others ascending, with op associative (gather, then fold, for a placement-independent
+/// order). reduce over no objects throws prema::usage_error, since op has no identity to give.
+///
+/// The handler: an object handler without arguments returning a value (a coroutine handler's
+/// co_return value counts); op: (R, R) -> R without captures. The calls come from the ranks the
+/// objects were believed to be on, so they are not ordered after messages the caller sent to the
+/// objects before (await those first). An error in the handler on any object or in op is
+/// rethrown to the caller as prema::remote_error (the first in the order above, once all
+/// finished).
+///
+/// The caller resumes on the worker that receives the last answer (see when_all).
 #pragma once
 
 #include <cstddef>
@@ -166,7 +169,7 @@ template <class T, class H> constexpr void check_object_handler() {
 
 } // namespace detail
 
-// The handler's result for each object, in the order of `objects` (see the top of this file).
+/// The handler's result for each object, in the order of `objects` (see the top of this file).
 template <class T, class H>
 task<std::vector<detail::gathered_t<H>>> gather(std::vector<mobile_ptr<T>> objects, H) {
     detail::check_object_handler<T, H>();
@@ -189,7 +192,7 @@ task<std::vector<detail::gathered_t<H>>> gather(std::vector<mobile_ptr<T>> objec
     co_return out;
 }
 
-// op over the handler's results for all `objects` (see the top of this file).
+/// op over the handler's results for all `objects` (see the top of this file).
 template <class T, class H, class Op>
 task<detail::gathered_t<H>> reduce(std::vector<mobile_ptr<T>> objects, H, Op) {
     detail::check_object_handler<T, H>();

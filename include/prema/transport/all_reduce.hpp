@@ -1,40 +1,43 @@
-// co_await prema::all_reduce(value, op): collective over the ranks; every rank contributes
-// `value` and every rank gets op(...op(op(v0, v1), v2)..., vP-1), vr being rank r's value.
-//
-//   double total = co_await prema::all_reduce(local, std::plus<>{});
-//   auto sums = co_await prema::all_reduce(counts, [](std::vector<int> a, std::vector<int> b) {
-//       for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
-//       return a;
-//   });
-//
-// T: anything prema can send (trivially copyable, or serializable; see serialization.hpp).
-// op: a (T, T) -> T callable without captures (std::plus<>{}, a lambda), since it runs on other
-// ranks. op must be associative; it need not be commutative.
-//
-// Fold order: the values combine up a binomial tree rooted at rank 0 in which every subtree
-// holds a contiguous range of ranks (rank r's parent is r with its lowest set bit cleared; its
-// children are r + 1, r + 2, r + 4, ... below that bit). Each rank folds its own value, then
-// its children's partial results in that order, and sends the fold to its parent; rank 0's fold
-// is the result, which goes back down the same tree as the bytes rank 0 wrote. The shape
-// depends on the number of ranks only, so every rank gets the same bits, in every run, for
-// floating point too. The busiest rank (0) handles 2 * ceil(log2 P) messages per call.
-//
-// Matching: calls are matched by order within a phase (one runtime::run): the n-th all_reduce
-// called on one rank meets the n-th called on every other rank, counted when all_reduce() is
-// called (not when awaited), so several may be in flight at once, from several coroutines, as
-// long as every rank starts them in the same order. The count starts again at every phase, so a
-// phase that went wrong leaves the next one unaffected. Each value travels with the identity of
-// its call (T and op): calls that meet with different T or op fail on every rank with a
-// remote_error naming both (the ranks, T and op of each side). A rank that skips a call of the
-// same T and op cannot be told from the others by its values: its later calls pair with the
-// others' earlier ones, and the phase ends with calls still awaited; the report of a job that
-// goes quiet names every all_reduce still open on each rank and the ranks it waits for.
-//
-// Nothing blocks and no thread calls MPI: the values travel as ordinary prema messages (counted
-// for quiescence). A call that is never awaited still contributes its value. The caller resumes
-// on the worker that receives the result (or does not suspend if it is there already). If op
-// throws, or a value does not decode, every rank gets the error as prema::remote_error, naming
-// the rank it happened on.
+/// @file
+/// co_await prema::all_reduce(value, op): collective over the ranks; every rank contributes
+/// `value` and every rank gets op(...op(op(v0, v1), v2)..., vP-1), vr being rank r's value.
+///
+/// @code
+///   double total = co_await prema::all_reduce(local, std::plus<>{});
+///   auto sums = co_await prema::all_reduce(counts, [](std::vector<int> a, std::vector<int> b) {
+///       for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+///       return a;
+///   });
+/// @endcode
+///
+/// T: anything prema can send (trivially copyable, or serializable; see serialization.hpp).
+/// op: a (T, T) -> T callable without captures (std::plus<>{}, a lambda), since it runs on other
+/// ranks. op must be associative; it need not be commutative.
+///
+/// Fold order: the values combine up a binomial tree rooted at rank 0 in which every subtree
+/// holds a contiguous range of ranks (rank r's parent is r with its lowest set bit cleared; its
+/// children are r + 1, r + 2, r + 4, ... below that bit). Each rank folds its own value, then
+/// its children's partial results in that order, and sends the fold to its parent; rank 0's fold
+/// is the result, which goes back down the same tree as the bytes rank 0 wrote. The shape
+/// depends on the number of ranks only, so every rank gets the same bits, in every run, for
+/// floating point too. The busiest rank (0) handles 2 * ceil(log2 P) messages per call.
+///
+/// Matching: calls are matched by order within a phase (one runtime::run): the n-th all_reduce
+/// called on one rank meets the n-th called on every other rank, counted when all_reduce() is
+/// called (not when awaited), so several may be in flight at once, from several coroutines, as
+/// long as every rank starts them in the same order. The count starts again at every phase, so a
+/// phase that went wrong leaves the next one unaffected. Each value travels with the identity of
+/// its call (T and op): calls that meet with different T or op fail on every rank with a
+/// remote_error naming both (the ranks, T and op of each side). A rank that skips a call of the
+/// same T and op cannot be told from the others by its values: its later calls pair with the
+/// others' earlier ones, and the phase ends with calls still awaited; the report of a job that
+/// goes quiet names every all_reduce still open on each rank and the ranks it waits for.
+///
+/// Nothing blocks and no thread calls MPI: the values travel as ordinary prema messages (counted
+/// for quiescence). A call that is never awaited still contributes its value. The caller resumes
+/// on the worker that receives the result (or does not suspend if it is there already). If op
+/// throws, or a value does not decode, every rank gets the error as prema::remote_error, naming
+/// the rank it happened on.
 #pragma once
 
 #include <coroutine>
@@ -150,8 +153,9 @@ template <class T> class [[nodiscard]] all_reduce_awaiter {
 
 } // namespace detail
 
-// See the top of this file.
-template <class T, class Op> detail::all_reduce_awaiter<std::decay_t<T>> all_reduce(T&& value, Op) {
+/// See the top of this file.
+template <class T, class Op>
+[[nodiscard]] detail::all_reduce_awaiter<std::decay_t<T>> all_reduce(T&& value, Op) {
     using V = std::decay_t<T>;
     detail::check_op<Op>();
     static_assert(std::is_convertible_v<std::invoke_result_t<Op, V, V>, V>,

@@ -1,6 +1,7 @@
-// co_await prema::broadcast(handler, args...): runs the handler once on every rank, the caller
-// included. The message spreads along a binomial tree rooted at the caller (log2 P steps);
-// the handler sees the arguments exactly as a send would deliver them.
+/// @file
+/// co_await prema::broadcast(handler, args...): runs the handler once on every rank, the caller
+/// included. The message spreads along a binomial tree rooted at the caller (log2 P steps);
+/// the handler sees the arguments exactly as a send would deliver them.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@ namespace detail {
 void start_broadcast(std::uint64_t inner, byte_writer& inner_payload);
 } // namespace detail
 
+/// Runs handler H with `args` once on every rank, this one included.
 template <class H, class... A> [[nodiscard]] send_awaiter broadcast(H, A&&... args) {
     detail::check_handler<H>();
     detail::byte_writer w(nullptr, 0); // no inline area: the payload lands in w.heap()

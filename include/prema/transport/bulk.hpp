@@ -1,12 +1,13 @@
-// Bulk payloads: a large std::vector<T> argument of raw-bytes elements travels as its message's
-// split-phase payload, sent by MPI from the vector's own memory and received into a vector
-// that the handler then gets by move, so neither side copies it. The arguments' bytes hold
-// its count, marked with bulk_bit, where its elements would have been.
-//
-// Buffers go round through per-type pools: a vector whose send completed, or that a handler
-// left unclaimed (a const& parameter), becomes the next receive buffer of its type. A fresh
-// std::vector<T> of n elements writes n zeros first (std::allocator value-initialises), which
-// costs about as much as the transfer itself, and a fresh large allocation faults its pages in.
+/// @file
+/// Bulk payloads: a large std::vector<T> argument of raw-bytes elements travels as its message's
+/// split-phase payload, sent by MPI from the vector's own memory and received into a vector
+/// that the handler then gets by move, so neither side copies it. The arguments' bytes hold
+/// its count, marked with bulk_bit, where its elements would have been.
+///
+/// Buffers go round through per-type pools: a vector whose send completed, or that a handler
+/// left unclaimed (a const& parameter), becomes the next receive buffer of its type. A fresh
+/// std::vector<T> of n elements writes n zeros first (std::allocator value-initialises), which
+/// costs about as much as the transfer itself, and a fresh large allocation faults its pages in.
 #pragma once
 
 #include <algorithm>

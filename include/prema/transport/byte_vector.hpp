@@ -1,7 +1,8 @@
-// byte_vector: a std::vector of bytes whose resize() leaves new bytes uninitialised, so that
-// receiving a 64 MiB payload does not first write 64 MiB of zeros. Buffers of 1 MiB and more
-// start on a page boundary, so that checkpoints can write them around the page cache
-// (O_DIRECT).
+/// @file
+/// byte_vector: a std::vector of bytes whose resize() leaves new bytes uninitialised, so that
+/// receiving a 64 MiB payload does not first write 64 MiB of zeros. Buffers of 1 MiB and more
+/// start on a page boundary, so that checkpoints can write them around the page cache
+/// (O_DIRECT).
 #pragma once
 
 #include <cstddef>

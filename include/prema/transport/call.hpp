@@ -1,6 +1,7 @@
-// co_await prema::call(rank, handler, args...): runs the handler on `rank` and returns its
-// result (for a coroutine handler, its co_return value), or rethrows its exception as
-// prema::remote_error. The caller resumes on the worker that receives the reply.
+/// @file
+/// co_await prema::call(rank, handler, args...): runs the handler on `rank` and returns its
+/// result (for a coroutine handler, its co_return value), or rethrows its exception as
+/// prema::remote_error. The caller resumes on the worker that receives the reply.
 #pragma once
 
 #include <algorithm>
@@ -188,6 +189,7 @@ template <class R> class call_awaiter : protected pending_call {
 
 } // namespace detail
 
+/// Runs handler H with `args` on `rank`; co_await gives its result (see the file's description).
 template <class H, class... A>
 [[nodiscard]] detail::call_awaiter<detail::call_result<H>> call(int rank, H, A&&... args) {
     detail::check_handler<H>();

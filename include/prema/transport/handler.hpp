@@ -1,10 +1,11 @@
-// Handlers: what one rank asks another to run.
-//
-// A handler is a lambda without captures, or prema::fn<&function>. Its parameters say what the
-// message carries; its result (a value, or a task<T> for a coroutine handler) is what
-// prema::call returns. The handler's type names it: the id is a hash of the mangled type name,
-// registered before main() on every rank of the same binary, so no registration call and no
-// ordering rule exist. A message naming an id this binary does not know is refused with an error.
+/// @file
+/// Handlers: what one rank asks another to run.
+///
+/// A handler is a lambda without captures, or prema::fn<&function>. Its parameters say what the
+/// message carries; its result (a value, or a task<T> for a coroutine handler) is what
+/// prema::call returns. The handler's type names it: the id is a hash of the mangled type name,
+/// registered before main() on every rank of the same binary, so no registration call and no
+/// ordering rule exist. A message naming an id this binary does not know is refused with an error.
 #pragma once
 
 #include <cstdint>
@@ -25,19 +26,25 @@
 
 namespace prema {
 
-// Wraps a free function as a handler: prema::send(rank, prema::fn<&f>, args...).
+/// A function as a handler; use it through prema::fn.
 template <auto F> struct fn_t;
+/// Wraps a free function as a handler: prema::send(rank, prema::fn<&f>, args...).
 template <class R, class... A, R (*F)(A...)> struct fn_t<F> {
+    /// Calls the function.
     R operator()(A... a) const { return F(std::forward<A>(a)...); }
 };
-// Member functions become object handlers: prema::send(mp, prema::fn<&T::method>, args...);
-// a const member function asks for shared access, any other for exclusive access.
+/// Member functions become object handlers: prema::send(mp, prema::fn<&T::method>, args...);
+/// a const member function asks for shared access, any other for exclusive access.
 template <class C, class R, class... A, R (C::*F)(A...)> struct fn_t<F> {
+    /// Calls the member function on the object, with exclusive access.
     R operator()(C& self, A... a) const { return (self.*F)(std::forward<A>(a)...); }
 };
+/// A const member function: an object handler with shared access.
 template <class C, class R, class... A, R (C::*F)(A...) const> struct fn_t<F> {
+    /// Calls the member function on the object, with shared access.
     R operator()(const C& self, A... a) const { return (self.*F)(std::forward<A>(a)...); }
 };
+/// The handler that runs function (or member function) F: prema::fn<&f>, prema::fn<&T::m>.
 template <auto F> inline constexpr fn_t<F> fn{};
 
 namespace detail {
@@ -121,6 +128,7 @@ inline void reply_void(int dest, std::uint64_t token) {
 
 template <class... T> struct type_list {};
 
+/// @cond internal (Doxygen takes this specialisation chain for a recursive class)
 template <class F> struct callable_traits : callable_traits<decltype(&F::operator())> {};
 template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const> {
     using result = R;
@@ -129,6 +137,7 @@ template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) co
 };
 template <class C, class R, class... A>
 struct callable_traits<R (C::*)(A...)> : callable_traits<R (C::*)(A...) const> {};
+/// @endcond
 
 template <class T> struct unwrap_task {
     using type = T;

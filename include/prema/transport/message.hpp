@@ -1,11 +1,12 @@
-// The unit the transport moves: a pooled buffer holding a wire header and up to its capacity
-// of payload (at most `eager_bytes`; the pool's size classes, message_pool.hpp, give a message
-// a buffer sized to what it carries). Larger payloads live in `split` and travel split-phase: the
-// header first, the payload second, on a tag the header names. With flag_bulk, the split-phase
-// payload is one vector argument (see bulk.hpp) and the other arguments travel inline after the
-// header, in the same MPI message. A batch (flag_batch) is one such
-// message whose payload packs many small messages to the same rank: a batch_prefix, then per
-// message a batch_item and its payload, padded to 8 bytes.
+/// @file
+/// The unit the transport moves: a pooled buffer holding a wire header and up to its capacity
+/// of payload (at most `eager_bytes`; the pool's size classes, message_pool.hpp, give a message
+/// a buffer sized to what it carries). Larger payloads live in `split` and travel split-phase: the
+/// header first, the payload second, on a tag the header names. With flag_bulk, the split-phase
+/// payload is one vector argument (see bulk.hpp) and the other arguments travel inline after the
+/// header, in the same MPI message. A batch (flag_batch) is one such
+/// message whose payload packs many small messages to the same rank: a batch_prefix, then per
+/// message a batch_item and its payload, padded to 8 bytes.
 #pragma once
 
 #include <algorithm>

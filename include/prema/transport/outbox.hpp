@@ -1,5 +1,6 @@
-// The transport as the templates in the public headers see it: take a pooled message, fill
-// it, post it. Defined in src/transport; valid while a runtime runs on this rank.
+/// @file
+/// The transport as the templates in the public headers see it: take a pooled message, fill
+/// it, post it. Defined in src/transport; valid while a runtime runs on this rank.
 #pragma once
 
 #include <atomic>

@@ -1,12 +1,13 @@
-// How handler arguments become bytes and back.
-//
-// Trivially copyable types travel as their bytes. Everything else goes through cereal with a
-// binary archive that writes straight into the message buffer (no iostreams): std::string,
-// std::vector, std::map, ... (include the matching <cereal/types/...> header or
-// <prema/prema.hpp>), and any type with a `template <class Ar> void serialize(Ar&)` member.
-// A std::vector of trivially copyable elements is one copy of its bytes wherever it appears,
-// also as a member of such a type (a mobile object's state when it migrates or is checkpointed).
-// Decoding never reads past the received bytes; a short or garbled payload throws wire_error.
+/// @file
+/// How handler arguments become bytes and back.
+///
+/// Trivially copyable types travel as their bytes. Everything else goes through cereal with a
+/// binary archive that writes straight into the message buffer (no iostreams): std::string,
+/// std::vector, std::map, ... (include the matching <cereal/types/...> header or
+/// <prema/prema.hpp>), and any type with a `template <class Ar> void serialize(Ar&)` member.
+/// A std::vector of trivially copyable elements is one copy of its bytes wherever it appears,
+/// also as a member of such a type (a mobile object's state when it migrates or is checkpointed).
+/// Decoding never reads past the received bytes; a short or garbled payload throws wire_error.
 #pragma once
 
 #include <cstddef>
