@@ -24,8 +24,8 @@
 /// and answers its parent with its subtree's ids, so the caller sends ceil(log2 k) requests to k
 /// ranks and holds as many messages, not k. A placement that names no rank, or more objects than
 /// their ids can come back in one message (--prema-max-message-bytes), throws usage_error before
-/// anything is sent. If a constructor throws, the first failure in rank order is rethrown once every
-/// rank has answered; the objects that were built stay (their pointers are not returned).
+/// anything is sent. If a constructor throws, the first failure in rank order is rethrown once
+/// every rank has answered; the objects that were built stay (their pointers are not returned).
 #pragma once
 
 #include <concepts>
