@@ -12,29 +12,14 @@
 
 #include <prema/prema.hpp>
 
+#include "ledger.hpp"
 #include "test_support.hpp"
 
 namespace {
 
-// Per sender: the number of the message expected next; counts those that came out of order.
-struct ledger {
-    std::vector<long> next;
-    long received = 0, out_of_order = 0;
-    template <class Ar> void serialize(Ar& ar) { ar(next, received, out_of_order); }
-};
-
-void note(ledger& l, int from, long index) {
-    if (l.next.empty())
-        l.next.assign(std::size_t(prema::ranks()), 0);
-    auto& expected = l.next[std::size_t(from)];
-    l.out_of_order += index != expected;
-    expected = index + 1;
-    ++l.received;
-}
-
-std::vector<long> totals(const ledger& l) {
-    return {l.received, l.out_of_order};
-}
+using test_ledger::ledger;
+using test_ledger::note;
+using test_ledger::totals;
 
 using ptr = prema::mobile_ptr<ledger>;
 

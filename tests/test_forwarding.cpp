@@ -10,6 +10,8 @@
 
 #include <prema/prema.hpp>
 
+#include "ledger.hpp"
+
 namespace {
 struct item {
     int value = 7;
@@ -95,23 +97,9 @@ TEST_CASE("a stale sender reaches a moved object in at most three forwards, then
 }
 
 namespace {
-// Counts messages per sender and checks that each sender's arrive in the order sent.
-struct ledger {
-    std::vector<long> next; // per rank: the index expected next
-    long received = 0, out_of_order = 0;
-    template <class Ar> void serialize(Ar& ar) { ar(next, received, out_of_order); }
-};
-void note(ledger& l, int from, long index) {
-    if (l.next.empty())
-        l.next.assign(std::size_t(prema::ranks()), 0);
-    auto& expected = l.next[std::size_t(from)];
-    l.out_of_order += index != expected;
-    expected = index + 1;
-    ++l.received;
-}
-std::vector<long> totals(const ledger& l) {
-    return {l.received, l.out_of_order};
-}
+using test_ledger::ledger;
+using test_ledger::note;
+using test_ledger::totals;
 prema::task<> pass_on(prema::mobile_ptr<ledger> mp, int next) {
     co_await prema::migrate(mp, next);
 }
