@@ -6,7 +6,6 @@ include(CMakePackageConfigHelpers)
 # The version number lives in project(prema VERSION ...) only; everything else derives from it.
 configure_file(${CMAKE_CURRENT_LIST_DIR}/version.hpp.in
                ${PROJECT_BINARY_DIR}/include/prema/version.hpp @ONLY)
-target_sources(prema PRIVATE ${PROJECT_SOURCE_DIR}/src/runtime/version.cpp)
 target_include_directories(prema PUBLIC $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>)
 # Consumers of the installed target compile as C++20 too (coroutines, concepts in the headers).
 target_compile_features(prema PUBLIC cxx_std_20)

@@ -8,7 +8,7 @@
 
 #include <spdlog/sinks/base_sink.h>
 
-#include "runtime/log.hpp"
+#include "base/log.hpp"
 
 // Records the lines at `least` and above.
 class log_capture : public spdlog::sinks::base_sink<std::mutex> {

@@ -17,8 +17,8 @@
 
 #include <prema/prema.hpp>
 
-#include "runtime/observe.hpp"
 #include "test_support.hpp"
+#include "transport/observe.hpp"
 
 namespace {
 

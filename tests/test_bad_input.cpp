@@ -21,7 +21,7 @@
 #include "log_capture.hpp"
 #include "test_support.hpp"
 
-#include "runtime/log.hpp"
+#include "base/log.hpp"
 #include "transport/fault_injection.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)

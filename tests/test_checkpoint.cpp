@@ -235,7 +235,7 @@ struct big_cells {
     root r;
     big_cells() {
         r.cells = create_cells(rt, 3, [](int i) { return std::size_t(i == 1 ? 600'000 : 100); });
-        uring = prema::detail::state().io->uses_uring();
+        uring = prema::detail::checkpoint_layer().io->uses_uring();
     }
     // Sends the next numbers to every cell, runs `arm` on this rank, checkpoints to `dir`:
     // the error ("" if none) and the cells' digest at that point, on every rank.

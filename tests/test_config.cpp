@@ -16,8 +16,8 @@
 #include <prema/config.hpp>
 #include <prema/error.hpp>
 
+#include "base/options.hpp"
 #include "runtime/core_sharing.hpp"
-#include "runtime/options.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 
 #include <prema/prema.hpp>
 
-#include "runtime/runtime_state.hpp"
 #include "test_support.hpp"
+#include "transport/transport_state.hpp"
 
 namespace {
 

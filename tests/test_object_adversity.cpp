@@ -20,7 +20,7 @@
 #include "log_capture.hpp"
 #include "test_support.hpp"
 
-#include "runtime/log.hpp"
+#include "base/log.hpp"
 
 namespace {
 

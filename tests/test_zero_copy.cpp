@@ -1,5 +1,5 @@
-// Zero-copy large payloads (include/prema/transport/bulk.hpp): a large vector argument goes to
-// MPI from the sender's vector and is received into the vector its handler gets; put and get
+// Zero-copy large payloads (include/prema/detail/transport/bulk.hpp): a large vector argument goes
+// to MPI from the sender's vector and is received into the vector its handler gets; put and get
 // move large buffers between the users' memory. Every TEST_CASE is collective; ranks 0 and 1
 // do the talking. The process-wide counters of bulk_stats() tell copies from moves.
 #include <doctest/doctest.h>

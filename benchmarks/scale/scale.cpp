@@ -36,7 +36,7 @@
 #include <prema/prema.hpp>
 
 #include "../../examples/common/cli.hpp"
-#include "runtime/observe.hpp"
+#include "transport/observe.hpp"
 
 namespace {
 

@@ -47,7 +47,7 @@
 #include <typeinfo>
 
 #include "prema/coro/task.hpp"
-#include "prema/transport/byte_vector.hpp"
+#include "prema/detail/transport/byte_vector.hpp"
 #include "prema/transport/handler.hpp"
 #include "prema/transport/serialization.hpp"
 

@@ -16,20 +16,12 @@
 
 #include "prema/config.hpp"
 #include "prema/coro/task.hpp"
+#include "prema/transport/rank.hpp"
 
 namespace prema {
 
 /// The coroutine every rank runs: the body of a phase (runtime::run, prema::run).
 using entry_fn = std::function<task<>()>;
-
-/// This rank in the running runtime's communicator (-1 when none runs).
-int rank() noexcept;
-/// The number of ranks of the running runtime (0 when none runs).
-int ranks() noexcept;
-
-/// The runtime's config; valid while a runtime exists on this rank. Its `progress` is the
-/// resolved mode, as resolved_progress() gives it.
-const config& current_config();
 
 /// The progress mode the runtime on this rank runs with: dedicated or inline, never automatic,
 /// which the constructor resolves (the same mode on every rank). Fixed before the constructor

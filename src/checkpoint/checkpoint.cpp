@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "base/log.hpp"
+#include "checkpoint/checkpoint_state.hpp"
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
 #include "checkpoint/manifest.hpp"
@@ -22,8 +24,7 @@
 #include "prema/quiescence.hpp"
 #include "prema/transport/call.hpp"
 #include "prema/transport/send.hpp"
-#include "runtime/log.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema {
 namespace detail {
@@ -47,7 +48,7 @@ struct file_header {
 static_assert(sizeof(file_header) == 32);
 
 coordinator& coord() {
-    return *state().checkpoints;
+    return *checkpoint_layer().checkpoints;
 }
 
 void note_error(std::uint64_t round, int from, std::string what) {
@@ -119,7 +120,7 @@ std::string describe_current() {
 }
 
 io_reactor& io() {
-    return *state().io;
+    return *checkpoint_layer().io;
 }
 
 task<> run_checked(std::vector<io_op>& ops) {

@@ -15,7 +15,7 @@
 
 #include "checkpoint/manifest.hpp"
 #include "prema/checkpoint.hpp"
-#include "prema/transport/byte_vector.hpp"
+#include "prema/detail/transport/byte_vector.hpp"
 
 namespace prema::detail {
 

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "base/log.hpp"
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
-#include "runtime/log.hpp"
 
 namespace prema::detail {
 

@@ -1,4 +1,4 @@
-#include "prema/coro/frame_allocator.hpp"
+#include "prema/detail/coro/frame_allocator.hpp"
 
 #include <array>
 #include <new>

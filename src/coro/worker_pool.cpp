@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "prema/coro/yield.hpp"
-#include "runtime/observe.hpp"
 
 namespace prema::detail {
 
@@ -225,8 +224,8 @@ void worker_pool::run_worker(int index) {
         thread_hook_(thread_hook_context_, index, true);
     auto& self = *workers_[index];
     int idle_rounds = 0;
-    std::uint64_t idle_since = 0;  // when the current idle stretch began, if spinning
-    const bool stats = stats_on(); // fixed while the workers run
+    std::uint64_t idle_since = 0;      // when the current idle stretch began, if spinning
+    const bool stats = measure_times_; // fixed while the workers run
     std::uint64_t round_start = 0;
     while (!stopping_.load(std::memory_order_acquire)) {
         work_item w;

@@ -114,6 +114,8 @@ class worker_pool {
     // nothing to do, summed over the workers. Measured only while stats are on; call when the
     // workers are stopped.
     void time_totals(std::uint64_t& busy, std::uint64_t& idle) const noexcept;
+    // Whether the workers measure those times (--prema-stats); set before start().
+    void measure_times(bool on) noexcept { measure_times_ = on; }
 
   private:
     struct alignas(64) worker {
@@ -145,6 +147,7 @@ class worker_pool {
     void* item_hook_context_ = nullptr;
     thread_hook thread_hook_ = nullptr;
     void* thread_hook_context_ = nullptr;
+    bool measure_times_ = false;
     std::uint64_t quantum_ticks_;
     std::uint64_t busy_poll_ticks_; // inline: see busy_poll_us
     std::uint64_t spin_ticks_;      // an idle worker spins this long before it parks; 0: it yields

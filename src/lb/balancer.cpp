@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "base/log.hpp"
+#include "objects/traced.hpp"
 #include "prema/error.hpp"
-#include "runtime/log.hpp"
-#include "runtime/observe.hpp"
-#include "runtime/runtime_state.hpp"
+#include "prema/transport/rank.hpp"
 
 namespace prema::detail {
 
@@ -23,7 +23,7 @@ std::map<std::string, lb::policy_factory>& policies() {
 void on_policy_message(const incoming& in) {
     if (tracing())
         note_lb("lb_receive", fmt::format(R"("peer":{},"bytes":{})", in.source, in.payload.size()));
-    current_balancer().deliver(in.source, in.payload);
+    running_balancer().deliver(in.source, in.payload);
 }
 
 const std::uint64_t policy_id = register_handler("prema::lb_message", &on_policy_message);
@@ -34,8 +34,8 @@ std::uint64_t policy_message_id() noexcept {
     return policy_id;
 }
 
-balancer& current_balancer() {
-    return *state().lb;
+balancer& running_balancer() {
+    return static_cast<balancer&>(current_balancer());
 }
 
 void check_policy(const std::string& name) {
@@ -47,8 +47,12 @@ void check_policy(const std::string& name) {
     throw usage_error(fmt::format("--prema-lb={}: no such policy (known: {})", name, names));
 }
 
-balancer::balancer(const config& cfg, worker_pool& workers)
-    : cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()), balances_(cfg.lb != "none"),
+balancer::balancer(const config& cfg, worker_pool& workers, std::atomic<std::int64_t>& pending)
+    : balancer_link(
+          cfg.lb != "none", pending,
+          [](balancer_link& b, pending_handler* h) { static_cast<balancer&>(b).ready(h); },
+          [](balancer_link& b, const lb::object_load& l) { static_cast<balancer&>(b).notify(l); }),
+      cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()),
       period_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::microseconds(cfg.lb_period_us))) {
     policy_->attach(*this);
@@ -147,7 +151,7 @@ bool balancer::migrate(object_id object, int rank) {
     bool moved = migrate_for_balance(object, rank);
     if (tracing())
         note_lb("lb_migrate", fmt::format(R"("object":"{}","from":{},"to":{},"moved":{})",
-                                          json_id(object), state().rank, rank, moved));
+                                          json_id(traced(object)), prema::rank(), rank, moved));
     return moved;
 }
 
@@ -170,7 +174,7 @@ int balancer::workers() const {
 
 namespace prema::lb {
 
-using detail::current_balancer;
+using detail::running_balancer;
 
 void scheduler::push(int, ready_handler* h) {
     std::lock_guard lock(fifo_mutex_);
@@ -198,13 +202,16 @@ std::vector<std::string> policy_names() {
 }
 
 void enable_balancing(bool on) {
-    current_balancer().set_enabled(on);
+    running_balancer().set_enabled(on);
 }
 
 stats current_stats() {
-    auto& b = current_balancer();
+    auto& b = running_balancer();
     std::lock_guard lock(b.counters_mutex);
-    return b.counters;
+    stats s = b.counters;
+    s.migrations_out = b.migrations_out();
+    s.migrations_in = b.migrations_in();
+    return s;
 }
 
 } // namespace prema::lb

@@ -11,41 +11,28 @@
 
 #include "coro/worker_pool.hpp"
 #include "lb/work_index.hpp"
+#include "objects/balancer_link.hpp"
 #include "objects/pending_handler.hpp"
 #include "prema/config.hpp"
 #include "prema/lb/scheduler.hpp"
 
 namespace prema::detail {
 
-class balancer final : public lb::context {
+// The object layer reports to it through balancer_link, which it derives from (the counts
+// of pending and running handlers live there).
+class balancer final : public lb::context, public balancer_link {
   public:
-    balancer(const config& cfg, worker_pool& workers);
+    // `pending`: the transport's count of handlers held above it (transport_state::held_above).
+    balancer(const config& cfg, worker_pool& workers, std::atomic<std::int64_t>& pending);
     ~balancer();
 
-    // Object layer -> policy.
+    // Object layer -> policy (through balancer_link).
     void ready(pending_handler* h);
-    void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
     void notify(const lb::object_load& l);
-    // A handler started without the policy's queue (the object layer's direct path). Only
-    // policies read the running counts, so without one nothing pays for them (four atomic
-    // read-modify-writes per handler, one a compare-and-swap loop on a double).
-    void started(double load) noexcept {
-        if (!balances_)
-            return;
-        running_.fetch_add(1);
-        running_load_.fetch_add(load);
-    }
-    void finished(double load) noexcept {
-        if (!balances_)
-            return;
-        running_.fetch_sub(1);
-        running_load_.fetch_sub(load);
-    }
 
     // Workers: the next application item.
     bool next(int worker, work_item& w);
     bool has_work() const noexcept { return queued_.load(std::memory_order_acquire) > 0; }
-    std::int64_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
 
     // MPI thread: periodic balancing and policy messages.
     void tick();
@@ -56,10 +43,6 @@ class balancer final : public lb::context {
         enabled_.store(on);
         if (on)
             was_on_.store(true);
-    }
-    // Whether a policy may move objects now: it must then see every pending handler.
-    bool balancing() const noexcept {
-        return balances_ && enabled_.load(std::memory_order_relaxed);
     }
     // Thread that called run(): a phase ended. Balancing still on counts as having balanced.
     void phase_over() noexcept {
@@ -95,14 +78,8 @@ class balancer final : public lb::context {
     const config& cfg_;
     worker_pool& workers_;
     std::unique_ptr<lb::scheduler> policy_;
-    std::atomic<std::int64_t> pending_{0};
     // Handed to the policy and not popped yet, withdrawn ones included (pending_ is not).
     std::atomic<std::int64_t> queued_{0};
-    std::atomic<std::int64_t> running_{0};
-    std::atomic<double> running_load_{0};
-    // On from the start when a policy is named; enable_balancing(false) is the opt-out.
-    std::atomic<bool> enabled_{true};
-    const bool balances_; // a policy other than none: tick() has something to do
     // Balancing was on at the end of a phase or turned on by enable_balancing(true).
     std::atomic<bool> was_on_{false};
     std::chrono::steady_clock::duration period_;
@@ -116,7 +93,7 @@ class balancer final : public lb::context {
 void check_policy(const std::string& name);
 
 // The balancer of the running runtime (throws usage_error if none runs).
-balancer& current_balancer();
+balancer& running_balancer();
 
 // The transport handler id of policy messages.
 std::uint64_t policy_message_id() noexcept;

@@ -3,8 +3,8 @@
 // duplicates are dropped, and a message that finds the object gone is routed on.
 #include <algorithm>
 
+#include "base/log.hpp"
 #include "objects/layer.hpp"
-#include "runtime/log.hpp"
 
 namespace prema::detail::objects {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

@@ -12,7 +12,7 @@
 #include <cassert>
 #include <cstring>
 
-#include "lb/balancer.hpp"
+#include "objects/balancer_link.hpp"
 #include "objects/layer.hpp"
 
 namespace prema::detail::objects {

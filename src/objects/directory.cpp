@@ -1,7 +1,7 @@
 #include "objects/directory.hpp"
 
-#include "prema/runtime.hpp"
-#include "runtime/runtime_state.hpp"
+#include "prema/transport/rank.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

@@ -13,10 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lb/balancer.hpp"
+#include "objects/balancer_link.hpp"
 #include "objects/directory.hpp"
 #include "objects/object_record.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail::objects {
 
@@ -30,7 +30,7 @@ struct layer_state {
     // or a directory update brings this rank's knowledge up to theirs.
     std::mutex arrivals_mutex;
     std::unordered_map<object_id, std::vector<object_entry>> arrivals;
-    runtime_state* hooked = nullptr; // the runtime whose shutdown frees our objects
+    transport_state* hooked = nullptr; // the runtime whose shutdown frees our objects
 };
 
 layer_state& layer();

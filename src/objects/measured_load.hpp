@@ -2,8 +2,8 @@
 // and kept with the object wherever it moves, and what a pending handler weighs for the policy.
 //
 // Timing a handler costs two clock reads (a coroutine handler: one per suspension and one per
-// resumption, see prema/coro/busy_meter.hpp), so handlers are timed only when someone reads the
-// figures: a balancing policy (--prema-lb other than none), --prema-stats or --prema-trace.
+// resumption, see prema/detail/coro/busy_meter.hpp), so handlers are timed only when someone reads
+// the figures: a balancing policy (--prema-lb other than none), --prema-stats or --prema-trace.
 // Otherwise measuring() is false and the handler paths read no clock.
 #pragma once
 

@@ -2,12 +2,12 @@
 // and is installed on the receiving rank, which tells the object's home where it now lives.
 #include <fmt/format.h>
 
+#include "base/log.hpp"
 #include "objects/layer.hpp"
 #include "objects/pending_handler.hpp"
+#include "objects/traced.hpp"
 #include "objects/wire_decode.hpp"
 #include "prema/objects/objects.hpp"
-#include "runtime/log.hpp"
-#include "runtime/observe.hpp"
 
 namespace prema::detail {
 
@@ -88,13 +88,9 @@ void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t tok
     }
     // Before the post: once posted, the object may come back here and be counted again.
     current_balancer().notify({rec.id, 0, 0});
-    {
-        auto& lb = current_balancer();
-        std::lock_guard lock(lb.counters_mutex);
-        ++lb.counters.migrations_out;
-    }
+    current_balancer().count_migration(true);
     if (observing())
-        note_migration(rec.id, rank(), dest, true);
+        note_migration(traced(rec.id), rank(), dest, true);
     post(m, dest, install_id(), 0, w);
     layer().shipped_orders.fetch_add(orders, std::memory_order_relaxed);
     // Handed handlers travelled with the object: the workers that pop them drop them.
@@ -157,13 +153,9 @@ void on_install(const incoming& in) {
         accept(rec, std::move(e));
     if (token)
         reply_void(reply_to, token);
-    {
-        auto& lb = current_balancer();
-        std::lock_guard lock(lb.counters_mutex);
-        ++lb.counters.migrations_in;
-    }
+    current_balancer().count_migration(false);
     if (observing())
-        note_migration(rec->id, in.source, rank(), false);
+        note_migration(traced(rec->id), in.source, rank(), false);
     schedule(rec);
 }
 

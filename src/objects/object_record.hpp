@@ -17,9 +17,9 @@
 
 #include "coro/light_mutex.hpp"
 #include "objects/measured_load.hpp"
-#include "prema/lb/scheduler.hpp"
+#include "prema/detail/transport/byte_vector.hpp"
 #include "prema/objects/objects.hpp"
-#include "prema/transport/byte_vector.hpp"
+#include "prema/objects/ready_work.hpp"
 
 namespace prema::detail {
 

@@ -5,7 +5,7 @@
 
 #include "coro/worker_pool.hpp"
 #include "objects/object_record.hpp"
-#include "prema/lb/scheduler.hpp"
+#include "prema/objects/ready_work.hpp"
 
 namespace prema::detail {
 

@@ -8,8 +8,8 @@
 
 #include "objects/layer.hpp"
 #include "objects/pending_handler.hpp"
+#include "objects/traced.hpp"
 #include "prema/objects/objects.hpp"
-#include "runtime/observe.hpp"
 
 namespace prema::detail {
 
@@ -212,7 +212,7 @@ struct observed_run {
             std::lock_guard lock(rec.mutex);
             average = measured_seconds(rec.history);
         }
-        note_object_handler(h.name, rec.id, begin, tid, ticks_to_seconds(busy), average);
+        note_object_handler(h.name, traced(rec.id), begin, tid, ticks_to_seconds(busy), average);
     }
 };
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/log.hpp"
 #include "checkpoint/coordinator.hpp"
 #include "checkpoint/io_reactor.hpp"
 #include "lb/balancer.hpp"
@@ -21,20 +22,14 @@
 #include "prema/transport/all_reduce.hpp"
 #include "prema/version.hpp"
 #include "runtime/core_sharing.hpp"
-#include "runtime/log.hpp"
-#include "runtime/observe.hpp"
+#include "runtime/observe_report.hpp"
 #include "runtime/runtime_state.hpp"
+#include "transport/observe.hpp"
 
 namespace prema {
 namespace detail {
 
 namespace {
-std::atomic<runtime_state*> g_state{nullptr};
-
-std::vector<void (*)(std::uint64_t)>& epoch_listeners() {
-    static std::vector<void (*)(std::uint64_t)> listeners;
-    return listeners;
-}
 
 // A worker item: the listener's index in epoch_listeners() is its argument.
 void run_epoch_listener(void* index) {
@@ -114,9 +109,7 @@ void report_unanswered_calls(runtime_state& st) {
 // context switch, or waits for the idle worker's turn on the core (2-3 us here, more than the
 // message's whole path inline). The progress thread runs it instead, with a quantum like a
 // worker's: a coroutine that yields or suspends continues on the workers. MPI waits meanwhile, as
-// it does for an inline worker.
-thread_local bool progress_thread_runs_message = false;
-
+// it does for an inline worker (progress_thread_runs_message marks it, for only_work_here).
 void run_on_progress_thread(runtime_state& st, message* m) {
     // A message it sends to this rank meanwhile goes to the workers.
     bool& running = progress_thread_runs_message;
@@ -162,42 +155,9 @@ void on_decision(runtime_state& st, wave_result r) {
 }
 } // namespace
 
-runtime_state::runtime_state(MPI_Comm c, config cf)
-    : cfg(std::move(cf)), pool(cfg.eager_bytes, cfg.pool_messages,
-                               cfg.pool_messages * (sizeof(wire_header) + cfg.eager_bytes)) {
-    MPI_Comm_dup(c, &comm);
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-}
+runtime_state::runtime_state(MPI_Comm c, config cf) : transport_state(c, std::move(cf)) {}
 
 runtime_state::~runtime_state() = default;
-
-runtime_state* state_or_null() noexcept {
-    return g_state.load(std::memory_order_acquire);
-}
-
-runtime_state& state() {
-    auto* st = state_or_null();
-    if (!st)
-        throw usage_error("no PREMA runtime is running in this process");
-    return *st;
-}
-
-std::uint64_t current_epoch() noexcept {
-    auto* st = state_or_null();
-    return st ? st->epoch.load(std::memory_order_acquire) : 0;
-}
-
-bool add_epoch_listener(void (*f)(std::uint64_t)) {
-    epoch_listeners().push_back(f);
-    return true;
-}
-
-void report_error(const std::string& what) noexcept {
-    log().error("{}", what);
-    if (auto* st = state_or_null())
-        st->errors.fetch_add(1, std::memory_order_relaxed);
-}
 
 void report_detached_error(std::string_view what, std::exception_ptr e) noexcept {
     try {
@@ -207,134 +167,6 @@ void report_detached_error(std::string_view what, std::exception_ptr e) noexcept
     } catch (...) {
         report_error(fmt::format("{} threw a non-standard exception", what));
     }
-}
-
-message* acquire_message(std::size_t payload_bytes) {
-    return state().pool.acquire(payload_bytes);
-}
-
-void release_message(message* m) noexcept {
-    state_or_null()->pool.release(m);
-}
-
-std::size_t eager_capacity() noexcept {
-    return state_or_null()->cfg.eager_bytes;
-}
-
-void check_rank_slow(int rank) {
-    auto& st = state();
-    if (rank < 0 || rank >= st.size)
-        throw usage_error(fmt::format("rank {} does not exist: the job has {} ranks (0..{})", rank,
-                                      st.size, st.size - 1));
-}
-
-void check_payload(std::uint64_t handler, const byte_writer& payload) {
-    auto& st = state();
-    if (auto bytes = payload.size() + payload.bulk().size(); bytes > st.cfg.max_message_bytes)
-        throw usage_error(fmt::format(
-            "a message for handler {} carries {} bytes, above --prema-max-message-bytes={}",
-            handler_name(handler), bytes, st.cfg.max_message_bytes));
-}
-
-namespace {
-// The calling worker's batches, or nullptr off the pool or with aggregation off.
-batch_set* my_batches(runtime_state& st) noexcept {
-    if (st.batches.empty() || worker_pool::current() != st.workers.get())
-        return nullptr;
-    return st.batches[std::size_t(worker_pool::current_index())].get();
-}
-} // namespace
-
-batch_lane* open_batch(int dest) {
-    auto* st = state_or_null();
-    batch_set* b = st ? my_batches(*st) : nullptr;
-    if (!b || dest == st->rank || std::exchange(tls_outbox->send_now, false))
-        return nullptr;
-    std::size_t room = 0;
-    b->begin(dest, room);
-    return &b->lanes()[dest];
-}
-
-void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {
-    auto& st = *state_or_null();
-    batch_set& b = *my_batches(st);
-    if (payload.size() + payload.bulk().size() > st.cfg.max_message_bytes)
-        check_payload(handler, payload);
-    if (!payload.spilled() && !payload.bulk())
-        return b.commit(dest, handler, token, payload.size());
-    // Too big for the room left: the batch's buffer grows if the batch can take it, else a
-    // fresh batch if it fits one, else on its own (after the batch, which it must not
-    // overtake). A bulk always leaves on its own.
-    if (!payload.bulk()) {
-        std::byte* at = b.room_for(dest, payload.size());
-        if (!at && payload.size() <= b.max_payload()) {
-            b.flush(dest);
-            at = b.room_for(dest, payload.size());
-        }
-        if (at) {
-            std::memcpy(at, payload.data(), payload.size());
-            return b.commit(dest, handler, token, payload.size());
-        }
-    }
-    post(nullptr, dest, handler, token, payload);
-}
-
-void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
-    my_batches(*state_or_null())->committed(dest, handler, bytes);
-}
-
-namespace {
-// A message whose inline area holds what travels inline of `payload`: `m` if the payload was
-// written there and fits, else a buffer sized to it (`m` goes back).
-[[gnu::noinline]] message* fit(runtime_state& st, message* m, byte_writer& payload) {
-    if (payload.bulk() && payload.size() > st.cfg.eager_bytes)
-        payload.fold_bulk();
-    std::size_t inline_bytes = payload.size() <= st.cfg.eager_bytes ? payload.size() : 0;
-    message* fitted = st.pool.acquire(inline_bytes);
-    if (payload.bulk())
-        payload.relocate(fitted->inline_data(), fitted->inline_capacity());
-    else if (inline_bytes)
-        std::memcpy(fitted->inline_data(), payload.data(), inline_bytes);
-    if (m)
-        st.pool.release(m);
-    return fitted;
-}
-} // namespace
-
-void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload,
-          std::uint32_t flags) {
-    check_payload(handler, payload);
-    auto& st = *state_or_null();
-    // Before the flush below: the payload may lie in the room of the batch it hands over.
-    if (!m || payload.spilled() || payload.bulk() || payload.data() != m->inline_data())
-        [[unlikely]]
-        m = fit(st, m, payload);
-    // A counted message leaves behind what its worker batched for the same rank; control
-    // traffic overtakes batches on purpose.
-    if (!(flags & (flag_urgent | flag_uncounted)))
-        if (batch_set* b = my_batches(st); b && b->open(dest))
-            b->flush(dest);
-    auto& h = m->header();
-    h.magic = wire_magic;
-    h.flags = flags;
-    h.handler = handler;
-    h.token = token;
-    h.payload_bytes = payload.size();
-    h.source = st.rank;
-    h.payload_tag = 0;
-    if (payload.bulk()) {
-        h.flags |= flag_split | flag_bulk;
-        h.payload_bytes = payload.bulk().size();
-        m->inline_bytes = std::uint32_t(payload.size());
-        m->split = std::move(payload.bulk());
-    } else if (payload.size() > m->inline_capacity()) {
-        h.flags |= flag_split;
-        m->split.hold(std::move(payload.heap()));
-    }
-    m->peer = dest;
-    if (observing())
-        note_send(dest, handler, sizeof(wire_header) + m->inline_bytes + h.payload_bytes);
-    st.engine->post(m);
 }
 
 namespace {
@@ -351,55 +183,7 @@ void requeue_yielded(std::coroutine_handle<> h) {
     state().workers->push_yielded({&resume_handle, h.address()});
 }
 
-bool sends_held_slow() noexcept {
-    auto* st = state_or_null();
-    return st && st->engine->flow().over();
-}
-
-bool hold_sender(std::coroutine_handle<> h) {
-    return state().engine->flow().hold(h);
-}
-
-void add_quiescence_waiter(std::coroutine_handle<> h) {
-    auto& st = state();
-    // Quiescence waits for what the waiter sent: its worker's batches leave now, not when the
-    // items queued behind it are done (heat2d's entry, which starts every segment with a message
-    // to each block, kept rank 1's blocks waiting behind rank 0's steps: 0.6 ms a segment).
-    if (batch_set* b = my_batches(st))
-        b->flush_all();
-    std::lock_guard lock(st.waiters_mutex);
-    st.waiters.push_back(h);
-}
-
-bool only_work_here() noexcept {
-    auto& st = state();
-    if (st.lb->pending() > 0)
-        return false;
-    if (worker_pool::current() == st.workers.get())
-        return st.workers->active() <= 1; // the item running is the caller's
-    return progress_thread_runs_message && st.workers->active() == 0;
-}
-
-bool may_run_here(bool more_in_batch) noexcept {
-    auto& st = state();
-    return (st.cfg.workers == 1 && !st.lb->balancing()) || (!more_in_batch && only_work_here());
-}
-
 } // namespace detail
-
-int rank() noexcept {
-    auto* st = detail::state_or_null();
-    return st ? st->rank : -1;
-}
-
-int ranks() noexcept {
-    auto* st = detail::state_or_null();
-    return st ? st->size : 0;
-}
-
-const config& current_config() {
-    return detail::state().cfg;
-}
 
 progress_mode resolved_progress() {
     return detail::state().cfg.progress;
@@ -438,7 +222,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         check_thread_level();
     }
     detail::check_policy(cfg.lb);
-    detail::runtime_state* expected = nullptr;
+    detail::transport_state* expected = nullptr;
     impl_ = std::make_unique<impl>(comm, std::move(cfg));
     auto& st = impl_->st;
     st.requested_progress = requested;
@@ -448,7 +232,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         MPI_Comm_free(&st.comm);
         throw usage_error(why);
     }
-    if (!detail::g_state.compare_exchange_strong(expected, &st)) {
+    if (!detail::set_state(&st, expected)) {
         MPI_Comm_free(&st.comm);
         throw usage_error("a PREMA runtime already runs in this process");
     }
@@ -467,6 +251,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     bool inline_mode = st.cfg.progress == progress_mode::inline_;
     st.io = std::make_unique<detail::io_reactor>();
     st.checkpoints = std::make_unique<detail::coordinator>();
+    detail::g_checkpoint_state.store(&st, std::memory_order_release);
     st.engine = std::make_unique<detail::progress_engine>(
         st.comm, st.cfg, st.pool,
         detail::progress_engine::hooks{
@@ -542,7 +327,8 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     st.workers = std::make_unique<detail::worker_pool>(
         st.cfg.workers, st.cfg.quantum_us, std::move(idle_poll), spin_us,
         inline_mode ? poll_when::always : poll_when::while_spinning);
-    st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers);
+    st.workers->measure_times(detail::stats_on());
+    st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers, st.held_above);
     // A batch is one message: it must fit a receive slot and the largest message allowed.
     std::size_t batch_bytes =
         std::min({st.cfg.aggregate_bytes, st.cfg.eager_bytes, st.cfg.max_message_bytes});
@@ -607,9 +393,10 @@ runtime::~runtime() {
     st.lb.reset();
     st.engine.reset();
     st.io.reset();
+    detail::g_checkpoint_state.store(nullptr, std::memory_order_release);
     detail::clear_pools();
     MPI_Comm_free(&st.comm);
-    detail::g_state.store(nullptr, std::memory_order_release);
+    detail::set_state(nullptr, &st);
 }
 
 int runtime::run(entry_fn entry) {

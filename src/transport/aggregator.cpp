@@ -4,8 +4,8 @@
 #include <cstring>
 #include <utility>
 
-#include "runtime/observe.hpp"
 #include "transport/message_pool.hpp"
+#include "transport/observe.hpp"
 #include "transport/progress_engine.hpp"
 
 namespace prema::detail {

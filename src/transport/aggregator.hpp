@@ -34,8 +34,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "prema/transport/message.hpp"
-#include "prema/transport/outbox.hpp"
+#include "prema/detail/transport/message.hpp"
+#include "prema/detail/transport/outbox.hpp"
 
 namespace prema::detail {
 

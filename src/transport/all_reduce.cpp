@@ -17,7 +17,7 @@
 
 #include "prema/error.hpp"
 #include "prema/transport/handler.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

@@ -5,7 +5,7 @@
 
 #include <bit>
 
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 #include "transport/wire_check.hpp"
 
 namespace prema::detail {

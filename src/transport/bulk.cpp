@@ -1,4 +1,4 @@
-// Where split-phase payloads are received (see include/prema/transport/bulk.hpp), and the
+// Where split-phase payloads are received (see include/prema/detail/transport/bulk.hpp), and the
 // registry that lets the runtime empty every buffer pool when it ends.
 #include <mutex>
 #include <vector>

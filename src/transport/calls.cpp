@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "prema/transport/call.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

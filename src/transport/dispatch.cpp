@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "prema/transport/handler.hpp"
-#include "runtime/observe.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/observe.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

@@ -1,6 +1,6 @@
 #include "transport/fault_injection.hpp"
 
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "prema/transport/message.hpp"
+#include "prema/detail/transport/message.hpp"
 
 namespace prema::detail {
 

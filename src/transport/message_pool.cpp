@@ -4,7 +4,7 @@
 #include <malloc.h>
 #include <new>
 
-#include "runtime/log.hpp"
+#include "base/log.hpp"
 
 namespace prema::detail {
 

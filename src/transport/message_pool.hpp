@@ -26,7 +26,7 @@
 
 #include <concurrentqueue.h>
 
-#include "prema/transport/message.hpp"
+#include "prema/detail/transport/message.hpp"
 
 namespace prema::detail {
 

@@ -15,7 +15,7 @@
 #include "coro/worker_pool.hpp"
 #include "prema/error.hpp"
 #include "prema/transport/handler.hpp"
-#include "runtime/observe.hpp"
+#include "transport/observe.hpp"
 #include "transport/wire_check.hpp"
 
 namespace prema::detail {

@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "prema/transport/remote_memory.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 

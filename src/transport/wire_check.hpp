@@ -7,7 +7,7 @@
 #include <string>
 
 #include "prema/config.hpp"
-#include "prema/transport/message.hpp"
+#include "prema/detail/transport/message.hpp"
 
 namespace prema::detail {
 

@@ -14,8 +14,8 @@
 #include <utility>
 #include <variant>
 
-#include "prema/coro/busy_meter.hpp"
-#include "prema/coro/frame_allocator.hpp"
+#include "prema/detail/coro/busy_meter.hpp"
+#include "prema/detail/coro/frame_allocator.hpp"
 
 namespace prema {
 

@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "prema/coro/yield.hpp"
+#include "prema/detail/objects/object_type.hpp"
 #include "prema/objects/mobile_ptr.hpp"
 #include "prema/objects/object_handler.hpp"
-#include "prema/objects/object_type.hpp"
 #include "prema/transport/call.hpp"
 #include "prema/transport/send.hpp"
 

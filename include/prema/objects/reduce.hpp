@@ -43,11 +43,11 @@
 
 #include "prema/coro/task.hpp"
 #include "prema/coro/when_all.hpp"
+#include "prema/detail/objects/rank_tree.hpp"
 #include "prema/error.hpp"
 #include "prema/objects/objects.hpp"
-#include "prema/objects/rank_tree.hpp"
-#include "prema/runtime.hpp"
 #include "prema/transport/all_reduce.hpp"
+#include "prema/transport/rank.hpp"
 
 namespace prema {
 namespace detail {

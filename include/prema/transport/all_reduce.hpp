@@ -53,7 +53,7 @@
 #include <utility>
 #include <vector>
 
-#include "prema/transport/byte_vector.hpp"
+#include "prema/detail/transport/byte_vector.hpp"
 #include "prema/transport/serialization.hpp"
 
 namespace prema {

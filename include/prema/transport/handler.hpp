@@ -20,8 +20,8 @@
 
 #include "prema/coro/spawn.hpp"
 #include "prema/coro/task.hpp"
-#include "prema/transport/message.hpp"
-#include "prema/transport/outbox.hpp"
+#include "prema/detail/transport/message.hpp"
+#include "prema/detail/transport/outbox.hpp"
 #include "prema/transport/serialization.hpp"
 
 namespace prema {

@@ -29,9 +29,9 @@
 #include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
 
+#include "prema/detail/transport/bulk.hpp"
+#include "prema/detail/transport/byte_vector.hpp"
 #include "prema/error.hpp"
-#include "prema/transport/bulk.hpp"
-#include "prema/transport/byte_vector.hpp"
 
 namespace prema::detail {
 

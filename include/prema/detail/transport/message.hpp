@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "prema/transport/bulk.hpp"
+#include "prema/detail/transport/bulk.hpp"
 
 namespace prema::detail {
 

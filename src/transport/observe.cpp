@@ -1,4 +1,4 @@
-#include "runtime/observe.hpp"
+#include "transport/observe.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -6,19 +6,14 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "coro/worker_pool.hpp"
-#include "objects/measured_load.hpp"
-#include "prema/objects/objects.hpp"
 #include "prema/transport/handler.hpp"
-#include "prema/wtime.hpp"
-#include "runtime/core_sharing.hpp"
-#include "runtime/gather_parts.hpp"
-#include "runtime/log.hpp"
-#include "runtime/runtime_state.hpp"
+#include "transport/transport_state.hpp"
 
 namespace prema::detail {
 
@@ -29,19 +24,8 @@ namespace {
 using clock = std::chrono::steady_clock;
 clock::time_point g_origin = clock::now();
 int g_progress_tid = 0;
-std::uint64_t g_forwards_at_start = 0;
 
-struct counters_t {
-    std::atomic<std::uint64_t> handlers{0}, object_handlers{0}, sent{0}, received{0}, bytes_sent{0},
-        bytes_received{0}, migrations_in{0}, migrations_out{0};
-    std::atomic<std::uint64_t> wall_ticks{0};
-    void reset() {
-        for (auto* c : {&handlers, &object_handlers, &sent, &received, &bytes_sent, &bytes_received,
-                        &migrations_in, &migrations_out, &wall_ticks})
-            c->store(0, std::memory_order_relaxed);
-    }
-};
-counters_t g_counters;
+observe_counters g_counters;
 
 // What the args of an event hold; formatted at the gather, not when recorded.
 enum class args_kind : std::uint8_t { text, source, object, message, migration };
@@ -55,7 +39,7 @@ struct event {
     int tid;
     double ts, dur;
     std::int64_t a = 0, b = 0;    // source | peer, bytes | from, to | busy, measured (ns)
-    object_id id{};               // object, migration
+    traced_id id{};               // object, migration
     const std::string* handler{}; // message: the handler's name
     std::string args{};           // text: body of a JSON object
 };
@@ -134,8 +118,9 @@ event meta(const char* name, int tid, std::string args) {
     return e;
 }
 
-// This rank's events, comma-separated, with the process and thread names first.
-std::string serialize_rank(int rank) {
+} // namespace
+
+std::string take_trace_events(int rank) {
     std::string out;
     std::set<int> tids;
     auto add = [&](const std::string& s) {
@@ -163,41 +148,6 @@ std::string serialize_rank(int rank) {
     return out;
 }
 
-constexpr int n_fields = 14;
-
-void print_stats(const std::vector<double>& all, int size, int workers, const std::string& progress,
-                 const std::string& load) {
-    std::string t = fmt::format("prema stats ({} ranks, {} worker(s) per rank, progress {}; "
-                                "lb-load {}; times in ms, overhead = workers x wall - busy - idle, "
-                                "measured = object handlers' running time, timed = how many)\n",
-                                size, workers, progress, load);
-    t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} {:>10} "
-                     "{:>10} {:>10} {:>10} {:>10}\n",
-                     "rank", "handlers", "obj-hndlrs", "msgs-sent", "msgs-recv", "bytes-sent",
-                     "bytes-recv", "forwards", "mig-in", "mig-out", "busy", "idle", "overhead",
-                     "measured", "timed");
-    std::vector<double> total(n_fields, 0);
-    auto row = [&](const std::string& label, const double* v) {
-        t += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>7} {:>7} "
-                         "{:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10}\n",
-                         label, std::uint64_t(v[0]), std::uint64_t(v[1]), std::uint64_t(v[2]),
-                         std::uint64_t(v[3]), std::uint64_t(v[4]), std::uint64_t(v[5]),
-                         std::uint64_t(v[6]), std::uint64_t(v[7]), std::uint64_t(v[8]), v[9] / 1e3,
-                         v[10] / 1e3, v[11] / 1e3, v[12] / 1e3, std::uint64_t(v[13]));
-    };
-    for (int r = 0; r < size; ++r) {
-        const double* v = &all[std::size_t(r * n_fields)];
-        row(std::to_string(r), v);
-        for (int i = 0; i < n_fields; ++i)
-            total[std::size_t(i)] += v[i];
-    }
-    row("all", total.data());
-    std::fputs(t.c_str(), stdout);
-    std::fflush(stdout);
-}
-
-} // namespace
-
 double observe_now_us() noexcept {
     return std::chrono::duration<double, std::micro>(clock::now() - g_origin).count();
 }
@@ -207,25 +157,28 @@ int observe_tid() noexcept {
     return i >= 0 ? i : g_progress_tid;
 }
 
-void observe_start(runtime_state& st) {
-    unsigned mine =
-        (st.cfg.stats ? observe_stats : 0u) | (st.cfg.trace.empty() ? 0u : observe_trace);
-    unsigned any = 0;
-    // Every rank must take part in the gathers at shutdown: a rank without the option follows.
-    MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED, MPI_BOR, st.comm);
-    g_observe = any;
-    if (!any)
-        return;
-    g_counters.reset();
-    g_progress_tid = st.cfg.workers;
-    g_forwards_at_start = forward_count();
-    {
-        std::lock_guard lock(g_registry_mutex);
-        for (auto& b : g_registry)
-            b->events.clear();
-    }
-    MPI_Barrier(st.comm);
+void observe_begin(unsigned flags, int progress_tid) {
+    g_observe = flags;
+    for (auto* c : {&g_counters.handlers, &g_counters.object_handlers, &g_counters.sent,
+                    &g_counters.received, &g_counters.bytes_sent, &g_counters.bytes_received,
+                    &g_counters.migrations_in, &g_counters.migrations_out, &g_counters.wall_ticks})
+        c->store(0, std::memory_order_relaxed);
+    g_progress_tid = progress_tid;
+    std::lock_guard lock(g_registry_mutex);
+    for (auto& b : g_registry)
+        b->events.clear();
+}
+
+void observe_restart_clock() noexcept {
     g_origin = clock::now();
+}
+
+unsigned observe_end() noexcept {
+    return std::exchange(g_observe, 0u);
+}
+
+const observe_counters& observed_counters() noexcept {
+    return g_counters;
 }
 
 void count_messages(bool on) noexcept {
@@ -242,69 +195,7 @@ message_counts counted_messages() noexcept {
             c.bytes_received.load(std::memory_order_relaxed)};
 }
 
-void observe_finish(runtime_state& st) {
-    unsigned flags = g_observe;
-    g_observe = 0;
-    if (!flags)
-        return;
-    if (flags & observe_stats) {
-        std::uint64_t busy = 0, idle = 0;
-        if (st.workers)
-            st.workers->time_totals(busy, idle);
-        // The overhead is a small difference of large sums: taken in ticks, it owes nothing to
-        // the rate calibrated over a few ms, whose error used to swamp (and clamp) it.
-        double tpu = ticks_per_us();
-        double busy_us = double(busy) / tpu, idle_us = double(idle) / tpu;
-        auto worker_ticks = std::int64_t(g_counters.wall_ticks.load()) * st.cfg.workers;
-        double overhead_us = double(worker_ticks - std::int64_t(busy) - std::int64_t(idle)) / tpu;
-        auto& c = g_counters;
-        const auto measured = measured_so_far();
-        std::vector<double> mine = {double(c.handlers.load()),
-                                    double(c.object_handlers.load()),
-                                    double(c.sent.load()),
-                                    double(c.received.load()),
-                                    double(c.bytes_sent.load()),
-                                    double(c.bytes_received.load()),
-                                    double(forward_count() - g_forwards_at_start),
-                                    double(c.migrations_in.load()),
-                                    double(c.migrations_out.load()),
-                                    busy_us,
-                                    idle_us,
-                                    overhead_us,
-                                    measured.seconds * 1e6,
-                                    double(measured.runs)};
-        std::vector<double> all(std::size_t(n_fields * st.size));
-        MPI_Gather(mine.data(), n_fields, MPI_DOUBLE, all.data(), n_fields, MPI_DOUBLE, 0, st.comm);
-        if (st.rank == 0)
-            print_stats(all, st.size, st.cfg.workers,
-                        describe_progress(st.requested_progress, st.cfg.progress),
-                        to_string(st.cfg.lb_load));
-    }
-    if (flags & observe_trace) {
-        // Rank 0 writes each rank's events as they arrive, one rank's at a time.
-        std::FILE* f = nullptr;
-        std::string path = st.cfg.trace.empty() ? "prema-trace.json" : st.cfg.trace;
-        if (st.rank == 0 && !(f = std::fopen(path.c_str(), "w")))
-            log().error("--prema-trace: cannot write {}", path);
-        bool first = true;
-        if (f)
-            std::fputs("[\n", f);
-        gather_parts(st.comm, serialize_rank(st.rank), [&](int, std::string_view part) {
-            if (!f || part.empty())
-                return;
-            if (!first)
-                std::fputs(",\n", f);
-            std::fwrite(part.data(), 1, part.size(), f);
-            first = false;
-        });
-        if (f) {
-            std::fputs("\n]\n", f);
-            std::fclose(f);
-        }
-    }
-}
-
-std::string json_id(object_id id) {
+std::string json_id(traced_id id) {
     return fmt::format("{}:{}", id.creator, id.serial);
 }
 
@@ -316,7 +207,7 @@ void note_handler(const std::string& name, int source, double begin_us, int tid)
             .a = source;
 }
 
-void note_object_handler(const std::string& name, object_id id, double begin_us, int tid,
+void note_object_handler(const std::string& name, traced_id id, double begin_us, int tid,
                          double busy_s, double measured_s) {
     g_counters.object_handlers.fetch_add(1, std::memory_order_relaxed);
     if (tracing()) {
@@ -352,7 +243,7 @@ void note_receive(int source, std::uint64_t handler, std::size_t bytes) {
         note_message("receive", source, handler, bytes);
 }
 
-void note_migration(object_id id, int from, int to, bool out) {
+void note_migration(traced_id id, int from, int to, bool out) {
     (out ? g_counters.migrations_out : g_counters.migrations_in)
         .fetch_add(1, std::memory_order_relaxed);
     if (tracing()) {
@@ -375,11 +266,3 @@ void note_lb(const char* name, const std::string& args) {
 }
 
 } // namespace prema::detail
-
-namespace prema {
-
-double wtime() noexcept {
-    return std::chrono::duration<double>(detail::clock::now().time_since_epoch()).count();
-}
-
-} // namespace prema

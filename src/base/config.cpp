@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "base/options.hpp"
 #include "prema/error.hpp"
-#include "runtime/options.hpp"
 
 namespace prema {
 

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "prema/transport/byte_vector.hpp"
+#include "prema/detail/transport/byte_vector.hpp"
 
 namespace prema::detail {
 

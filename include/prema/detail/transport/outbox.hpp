@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "prema/transport/message.hpp"
+#include "prema/detail/transport/message.hpp"
 #include "prema/transport/serialization.hpp"
 
 namespace prema::detail {

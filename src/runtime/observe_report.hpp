@@ -1,0 +1,17 @@
+// Observability, the report half: agreeing on --prema-stats and --prema-trace at the start,
+// and at the end gathering every rank's counters and events to rank 0, which prints the table
+// and writes the trace file. What is recorded, and how, is transport/observe.hpp.
+#pragma once
+
+namespace prema::detail {
+
+struct runtime_state;
+
+// Collective (runtime constructor): agrees on the options, synchronises the ranks and takes
+// the common time origin.
+void observe_start(runtime_state& st);
+// Collective (runtime destructor, workers stopped, before the communicator is freed): gathers
+// the counters and the events to rank 0, which prints the table and writes the trace file.
+void observe_finish(runtime_state& st);
+
+} // namespace prema::detail
