@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "prema/error.hpp"
+#include "prema/lb/spawn_anywhere.hpp"
 #include "runtime/log.hpp"
 #include "runtime/observe.hpp"
 #include "runtime/runtime_state.hpp"
@@ -38,6 +39,10 @@ balancer& current_balancer() {
     return *state().lb;
 }
 
+int task_rank() {
+    return current_balancer().task_rank();
+}
+
 void check_policy(const std::string& name) {
     if (policies().count(name))
         return;
@@ -50,7 +55,8 @@ void check_policy(const std::string& name) {
 balancer::balancer(const config& cfg, worker_pool& workers)
     : cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()), balances_(cfg.lb != "none"),
       period_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::microseconds(cfg.lb_period_us))) {
+          std::chrono::microseconds(cfg.lb_period_us))),
+      demand_(8 * period_) {
     policy_->attach(*this);
 }
 
@@ -98,6 +104,15 @@ void balancer::tick() {
         return;
     next_tick_ = now + period_;
     policy_->dist_balance();
+}
+
+int balancer::task_rank() {
+    const int r = demand_.claim(demand::clock::now());
+    if (r < 0)
+        return rank();
+    std::lock_guard lock(counters_mutex);
+    ++counters.tasks_placed;
+    return r;
 }
 
 void balancer::warn_if_held_off() const {
@@ -199,6 +214,10 @@ std::vector<std::string> policy_names() {
 
 void enable_balancing(bool on) {
     current_balancer().set_enabled(on);
+}
+
+int demand() {
+    return current_balancer().waiting_ranks();
 }
 
 stats current_stats() {

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "coro/worker_pool.hpp"
+#include "lb/demand.hpp"
 #include "lb/work_index.hpp"
 #include "objects/pending_handler.hpp"
 #include "prema/config.hpp"
@@ -87,6 +88,13 @@ class balancer final : public lb::context {
     int workers() const override;
     const config& options() const override { return cfg_; }
     void note_answer_wait(double seconds) override;
+    void asked(int rank, int want) override { demand_.asked(rank, want, demand::clock::now()); }
+    void fed(int rank) override { demand_.fed(rank); }
+
+    // Application: ranks waiting for work from this one (prema::lb::demand), and where a new
+    // task should go (prema::spawn_anywhere): a waiting rank, charged with it, or this rank.
+    int waiting_ranks() { return demand_.waiting(demand::clock::now()); }
+    int task_rank();
 
     lb::stats counters;
     std::mutex counters_mutex;
@@ -107,6 +115,7 @@ class balancer final : public lb::context {
     std::atomic<bool> was_on_{false};
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point next_tick_{};
+    demand demand_;
 
     mutable std::mutex map_mutex_;
     work_index loads_; // kept only when balances_: nothing else reads it
