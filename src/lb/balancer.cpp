@@ -100,7 +100,18 @@ void balancer::tick() {
     if (!balances_ || !enabled_.load(std::memory_order_acquire))
         return;
     auto now = std::chrono::steady_clock::now();
-    if (now < next_tick_)
+    // A rank whose workers just ran out of work asks now, not up to a period later: that wait
+    // was idle time on every steal. At most once per period, so that a rank flickering between
+    // busy and dry (its work arriving one message at a time) does not flood its victims.
+    const auto ended = ended_.load(std::memory_order_acquire);
+    const bool ran_dry = ended != ended_seen_ && queued_.load(std::memory_order_acquire) == 0 &&
+                         running_.load(std::memory_order_acquire) < cfg_.workers;
+    ended_seen_ = ended;
+    if (ran_dry && now < next_tick_ && now >= next_dry_tick_) {
+        next_dry_tick_ = now + period_;
+        std::lock_guard lock(counters_mutex);
+        ++counters.dry_ticks;
+    } else if (now < next_tick_)
         return;
     next_tick_ = now + period_;
     policy_->dist_balance();

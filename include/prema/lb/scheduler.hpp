@@ -220,6 +220,8 @@ struct stats {
     double max_answer_wait_s = 0;    ///< longest wait of this rank's policy for a reply
     /// Tasks prema::spawn_anywhere sent to a rank that had asked this one for work.
     std::uint64_t tasks_placed = 0;
+    /// Balancing ticks run at once because this rank ran dry, ahead of the period.
+    std::uint64_t dry_ticks = 0;
 };
 /// This rank's counters now.
 stats current_stats();
