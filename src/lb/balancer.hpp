@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "coro/worker_pool.hpp"
+#include "lb/demand.hpp"
 #include "lb/work_index.hpp"
 #include "objects/pending_handler.hpp"
 #include "prema/config.hpp"
@@ -27,7 +28,7 @@ class balancer final : public lb::context {
     void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
     void notify(const lb::object_load& l);
     // A handler started without the policy's queue (the object layer's direct path). Only
-    // policies read the running counts, so without one nothing pays for them (four atomic
+    // policies read the running counts, so without one nothing pays for them (five atomic
     // read-modify-writes per handler, one a compare-and-swap loop on a double).
     void started(double load) noexcept {
         if (!balances_)
@@ -40,6 +41,7 @@ class balancer final : public lb::context {
             return;
         running_.fetch_sub(1);
         running_load_.fetch_sub(load);
+        ended_.fetch_add(1, std::memory_order_release);
     }
 
     // Workers: the next application item.
@@ -87,6 +89,13 @@ class balancer final : public lb::context {
     int workers() const override;
     const config& options() const override { return cfg_; }
     void note_answer_wait(double seconds) override;
+    void asked(int rank, int want) override { demand_.asked(rank, want, demand::clock::now()); }
+    void fed(int rank) override { demand_.fed(rank); }
+
+    // Application: ranks waiting for work from this one (prema::lb::demand), and where a new
+    // task should go (prema::spawn_anywhere): a waiting rank, charged with it, or this rank.
+    int waiting_ranks() { return demand_.waiting(demand::clock::now()); }
+    int task_rank();
 
     lb::stats counters;
     std::mutex counters_mutex;
@@ -107,6 +116,13 @@ class balancer final : public lb::context {
     std::atomic<bool> was_on_{false};
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point next_tick_{};
+    // Handlers ended, and how many tick() had seen end: a rank ran dry when one ended since and
+    // none is queued and a worker is free. Counted, not sampled: a handler that the progress
+    // thread runs itself starts and ends between two ticks.
+    std::atomic<std::uint64_t> ended_{0};
+    std::uint64_t ended_seen_ = 0; // tick() only
+    std::chrono::steady_clock::time_point next_dry_tick_{};
+    demand demand_;
 
     mutable std::mutex map_mutex_;
     work_index loads_; // kept only when balances_: nothing else reads it
