@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plots, against the number of ranks (log scale), the busiest rank's messages per operation
-and PREMA's own memory per rank (peak RSS minus the RSS right after MPI_Init), from the JSON
-rows that `scale --json` writes (benchmarks/run_scale.sh gathers them in scale.jsonl).
+and PREMA's own memory per rank (peak RSS minus the RSS right after MPI_Init, and the peak C++
+heap), from the JSON rows that `scale --json` writes (benchmarks/run_scale.sh gathers them in
+scale.jsonl).
 
     benchmarks/plot_scale.py [results/scale.jsonl] [results/scale.png]
 
@@ -47,9 +48,15 @@ def main() -> int:
         if pts:
             mem.plot([p for p, _ in pts], [m for _, m in pts], marker="o",
                      label=f"after {op}" if op != "incast" else "incast receiver")
+    # Rows from before the heap counter have no heap_kb.
+    pts = sorted((r["ranks"], r["heap_kb"] / 1024) for r in rows
+                 if r["op"] == "quiescence" and "heap_kb" in r)
+    if pts:
+        mem.plot([p for p, _ in pts], [m for _, m in pts], marker="s",
+                 label="C++ heap (PREMA's own), after the collectives")
     mem.set_xscale("log", base=2)
     mem.set_xlabel("ranks")
-    mem.set_ylabel("PREMA's peak RSS per rank (MiB, above MPI_Init)")
+    mem.set_ylabel("peak per rank (MiB; RSS above MPI_Init)")
     mem.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(dst, dpi=120)

@@ -29,6 +29,19 @@ std::atomic<int> received{0};
 // Legacy state that a handler reads: set by the application between phases.
 int app_value = 0;
 
+std::atomic<int> mallopt_calls{0};
+
+} // namespace
+
+// Replaces glibc's mallopt in this executable (the runtime is linked into it), to see whether
+// the runtime calls it.
+extern "C" int mallopt(int, int) {
+    mallopt_calls.fetch_add(1);
+    return 1;
+}
+
+namespace {
+
 // One phase: every rank calls its left neighbour (which answers with its world rank and
 // app_value) and sends one message to every rank, itself included. Returns what the left
 // neighbour answered, as {world rank, app_value}.
@@ -240,6 +253,24 @@ TEST_CASE("a runtime with inline progress and two workers") {
     auto a = neighbour_phase(rt);
     CHECK(a.first == (me + n - 1) % n);
     CHECK(received.load() == n);
+}
+
+TEST_CASE("the runtime leaves the host program's malloc settings alone") {
+    // A library embedded in an MPI code must not retune the process's allocator; this
+    // executable's mallopt stands in for glibc's and counts the calls made while a runtime
+    // starts, moves megabyte payloads and stops.
+    const int before = mallopt_calls.load();
+    {
+        prema::runtime rt(MPI_COMM_WORLD);
+        const int next = (world_rank() + 1) % world_size();
+        CHECK(rt.run([&]() -> prema::task<> {
+            std::vector<char> big(std::size_t{3} << 20, 'x');
+            for (int i = 0; i < 4; ++i)
+                co_await prema::call(
+                    next, [](std::vector<char> v) { return v.size(); }, big);
+        }) == 0);
+    }
+    CHECK(mallopt_calls.load() == before);
 }
 
 TEST_CASE("MPI stays initialised once the runtime is destroyed") {

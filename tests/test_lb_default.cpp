@@ -1,9 +1,11 @@
 // Naming a policy (--prema-lb) balances from the start, without enable_balancing(true);
 // enable_balancing(false) holds it off, and left on to the end it makes rank 0 warn once at
 // shutdown. Every TEST_CASE is collective; the runtime's log is captured at warning level.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -134,6 +136,106 @@ TEST_CASE("a busy rank answers steal requests between short items, not a quantum
     }) == 0);
     auto in = sum_over_ranks(prema::rank() == 0 ? 0 : prema::lb::current_stats().migrations_in);
     CHECK(in > 0);
+}
+
+// Ask when dry: each rank's only worker runs one 300 ms handler; the balancing period is 5 s, so
+// that no periodic tick can fall near the handler's end. Once the handler ends, the policy must
+// be asked to balance at once (where a receiver-initiated policy sends its steal request), not
+// at the next period, seconds later. A probe policy notes when dist_balance() is first called
+// after the handler ended.
+namespace {
+using steady = std::chrono::steady_clock;
+std::atomic<steady::rep> dry_at{0}, balanced_after_dry{0};
+
+class dry_probe final : public prema::lb::scheduler {
+    void dist_balance() override {
+        if (dry_at == 0)
+            return;
+        steady::rep none = 0;
+        balanced_after_dry.compare_exchange_strong(none, steady::now().time_since_epoch().count());
+    }
+};
+
+void long_work(job& j) {
+    ++j.runs;
+    auto until = steady::now() + std::chrono::milliseconds(300);
+    while (steady::now() < until) {
+    }
+    dry_at = steady::now().time_since_epoch().count();
+}
+} // namespace
+
+TEST_CASE("a rank that runs dry balances at once, not at its next period") {
+    prema::lb::register_policy("dry_probe", [] { return std::make_unique<dry_probe>(); });
+    dry_at = 0;
+    balanced_after_dry = 0;
+    prema::config cfg;
+    cfg.lb = "dry_probe";
+    cfg.lb_period_us = 5'000'000;
+    cfg.workers = 1;
+    cfg.progress = prema::progress_mode::dedicated; // ticks go on while the worker is busy
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    CHECK(rt.run([]() -> prema::task<> {
+        (void)prema::send(prema::make_mobile<job>(), prema::fn<&long_work>);
+        co_return;
+    }) == 0);
+    // The phase ends at quiescence, found by the wave that the same sweep runs after its tick:
+    // a rank that waited for its next period would not balance in this phase at all.
+    REQUIRE(dry_at != 0);
+    const auto gap = steady::duration(balanced_after_dry - dry_at);
+    const double ms = std::chrono::duration<double, std::milli>(gap).count();
+    MESSAGE("rank " << world_rank() << " balanced " << ms << " ms after running dry; "
+                    << prema::lb::current_stats().dry_ticks << " tick(s) ahead of the period");
+    CHECK(balanced_after_dry != 0);
+    CHECK(ms < 50);
+    CHECK(prema::lb::current_stats().dry_ticks == 1);
+}
+
+// ...but at most once per period: rank 0's one object is hit `volleys` times, each hit answered
+// through the next rank, so that rank 0 runs dry after every hit (busy 1 ms, then idle until the
+// answer is back), hundreds of times within a few periods of 100 ms. Each dry spell may not
+// bring a balancing tick of its own.
+namespace {
+constexpr int volleys = 200;
+
+void volley(job& j, int left);
+
+void bounce(prema::mobile_ptr<job> ball, int left) {
+    (void)prema::send(ball, prema::fn<&volley>, left);
+}
+
+void volley(job& j, int left) {
+    ++j.runs;
+    auto until = steady::now() + std::chrono::milliseconds(1);
+    while (steady::now() < until) {
+    }
+    if (left > 0)
+        (void)prema::send((prema::rank() + 1) % prema::ranks(), prema::fn<&bounce>, prema::self(j),
+                          left - 1);
+}
+} // namespace
+
+TEST_CASE("a rank that runs dry again and again balances ahead of its period once per period") {
+    prema::lb::register_policy("dry_probe", [] { return std::make_unique<dry_probe>(); });
+    prema::config cfg;
+    cfg.lb = "dry_probe";
+    cfg.lb_period_us = 100'000;
+    cfg.workers = 1;
+    cfg.progress = prema::progress_mode::dedicated;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    const auto start = steady::now();
+    CHECK(rt.run([]() -> prema::task<> {
+        if (prema::rank() == 0)
+            (void)prema::send(prema::make_mobile<job>(), prema::fn<&volley>, volleys);
+        co_return;
+    }) == 0);
+    const double periods = std::chrono::duration<double>(steady::now() - start).count() / 0.1;
+    const auto early = prema::lb::current_stats().dry_ticks;
+    MESSAGE("rank " << world_rank() << ": " << early << " tick(s) ahead of the period in "
+                    << periods << " periods");
+    if (world_rank() == 0)
+        CHECK(early >= 1);
+    CHECK(double(early) <= periods + 1);
 }
 
 // The lifeline policy over MPI: idle ranks ask, go quiet, and are pushed work along their

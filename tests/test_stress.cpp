@@ -98,9 +98,10 @@ long peak_rss_mib() {
 } // namespace
 
 // PREMA_TEST_STORM_OBJECTS (objects per rank), PREMA_TEST_STORM_MESSAGES (rounds),
-// PREMA_TEST_STORM_MIGRATE (one send in this many also migrates its target) and
-// PREMA_TEST_STORM_RSS_MIB (the largest rank's peak RSS must stay below it; 0: unchecked) scale
-// the storm: the 64-rank ctest entry runs the one issue 27 measured.
+// PREMA_TEST_STORM_MIGRATE (one send in this many also migrates its target),
+// PREMA_TEST_STORM_WORKERS (per rank, 2) and PREMA_TEST_STORM_RSS_MIB (the largest rank's peak RSS
+// must stay below it; 0: unchecked) scale the storm: the 64-rank ctest entry runs the one issue 27
+// measured.
 TEST_CASE("8 ranks x 2 workers: migration storm") {
     const int per_rank = int(env_or("PREMA_TEST_STORM_OBJECTS", 50));
     const long messages = env_or("PREMA_TEST_STORM_MESSAGES", 6);

@@ -2,13 +2,15 @@
 // (benchmarks/run_scale.sh runs P = 8 ... 256, oversubscribed), one row per operation:
 //
 //   {"ranks":P,"op":"all_reduce","busiest_msgs":M,"busiest_bytes":B,"rss_kb":K,
-//    "rss_after_mpi_init_kb":K0}
+//    "rss_after_mpi_init_kb":K0,"heap_kb":H}
 //
 // busiest: the rank that handled (sent plus received) the most handler messages during the
 // operation; its messages and their wire bytes per call (incast: in all), its peak RSS after the
 // operation (VmHWM; the operations run in the order below, the incast last since it is the
-// heaviest) and its RSS right after MPI_Init (MPI's own per-peer state, not PREMA's). Counts
-// only, no times: the counts are exact on a loaded machine, times are not.
+// heaviest), its RSS right after MPI_Init (MPI's own per-peer state, not PREMA's) and its peak
+// C++ heap after the operation (heap_count.hpp: PREMA's own memory, without the state MPI
+// makes after MPI_Init). Counts only, no times: the counts are exact on a loaded machine, times
+// are not.
 //
 // Operations, each in a phase of its own, --calls times (create_many once):
 //   all_reduce   every rank: co_await all_reduce(double, plus)
@@ -36,6 +38,7 @@
 #include <prema/prema.hpp>
 
 #include "../../examples/common/cli.hpp"
+#include "heap_count.hpp"
 #include "transport/observe.hpp"
 
 namespace {
@@ -74,7 +77,7 @@ void arrive(int) {
 
 struct row {
     std::string op;
-    long long msgs = 0, bytes = 0, rss_kb = 0, rss_init_kb = 0;
+    long long msgs = 0, bytes = 0, rss_kb = 0, rss_init_kb = 0, heap_kb = 0;
 };
 
 class bench {
@@ -92,21 +95,23 @@ class bench {
         if (rt_.run(std::move(entry)) != 0)
             failed_ = true;
         auto after = prema::detail::counted_messages();
-        long long mine[4] = {
+        constexpr int fields = 5;
+        long long mine[fields] = {
             (long long)(after.sent + after.received - before.sent - before.received),
             (long long)(after.bytes_sent + after.bytes_received - before.bytes_sent -
                         before.bytes_received),
-            status_kb("VmHWM"), rss_init_kb_};
-        std::vector<long long> all(std::size_t(4 * size_));
-        MPI_Gather(mine, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+            status_kb("VmHWM"), rss_init_kb_, scale_bench::heap_peak_bytes() / 1024};
+        std::vector<long long> all(std::size_t(fields * size_));
+        MPI_Gather(mine, fields, MPI_LONG_LONG, all.data(), fields, MPI_LONG_LONG, 0,
+                   MPI_COMM_WORLD);
         if (rank_ != 0)
             return;
         std::size_t busiest = 0;
         for (std::size_t r = 1; r < std::size_t(size_); ++r)
-            if (all[4 * r] > all[4 * busiest])
+            if (all[fields * r] > all[fields * busiest])
                 busiest = r;
-        const long long* b = &all[4 * busiest];
-        rows_.push_back({op, (b[0] + per - 1) / per, (b[1] + per - 1) / per, b[2], b[3]});
+        const long long* b = &all[fields * busiest];
+        rows_.push_back({op, (b[0] + per - 1) / per, (b[1] + per - 1) / per, b[2], b[3], b[4]});
     }
 
     int run_all() {
@@ -166,17 +171,18 @@ class bench {
         if (rank_ != 0)
             return all_ok ? 0 : 1;
         const long long bound = 2 * std::bit_width(unsigned(size_ - 1)) + 4;
-        std::printf("%6s %-12s %14s %14s %10s %16s\n", "ranks", "op", "busiest_msgs",
-                    "busiest_bytes", "rss_kb", "rss_after_init_kb");
+        std::printf("%6s %-12s %14s %14s %10s %16s %8s\n", "ranks", "op", "busiest_msgs",
+                    "busiest_bytes", "rss_kb", "rss_after_init_kb", "heap_kb");
         std::string lines;
         for (auto& r : rows_) {
-            std::printf("%6d %-12s %14lld %14lld %10lld %16lld\n", size_, r.op.c_str(), r.msgs,
-                        r.bytes, r.rss_kb, r.rss_init_kb);
+            std::printf("%6d %-12s %14lld %14lld %10lld %16lld %8lld\n", size_, r.op.c_str(),
+                        r.msgs, r.bytes, r.rss_kb, r.rss_init_kb, r.heap_kb);
             lines += "{\"ranks\":" + std::to_string(size_) + ",\"op\":\"" + r.op +
                      "\",\"busiest_msgs\":" + std::to_string(r.msgs) +
                      ",\"busiest_bytes\":" + std::to_string(r.bytes) +
                      ",\"rss_kb\":" + std::to_string(r.rss_kb) +
-                     ",\"rss_after_mpi_init_kb\":" + std::to_string(r.rss_init_kb) + "}\n";
+                     ",\"rss_after_mpi_init_kb\":" + std::to_string(r.rss_init_kb) +
+                     ",\"heap_kb\":" + std::to_string(r.heap_kb) + "}\n";
             bool collective = r.op == "all_reduce" || r.op == "broadcast" || r.op == "gather";
             if (o_.check && collective && r.msgs > bound) {
                 std::fprintf(stderr,

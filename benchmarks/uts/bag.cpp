@@ -17,6 +17,7 @@ std::atomic<std::int32_t> deepest{0};
 // Bags whose next chunk this rank queued and that have not started it here: what an idle rank
 // could take from this one. A bag the balancer moves away is counted down by its new rank.
 std::atomic<int> waiting{0};
+std::atomic<std::uint64_t> given{0};
 
 struct bag {
     std::vector<node> nodes; // a stack: the newest (deepest) at the back
@@ -65,6 +66,11 @@ void add(const tally& t) {
         ;
 }
 
+// A half-bag handed to this rank as a task: it becomes a bag here.
+void start_bag(std::vector<node> nodes) {
+    queue(prema::make_mobile<bag>(std::move(nodes)));
+}
+
 // One chunk of a bag. `queued_on` is the rank that counted this chunk as waiting.
 prema::task<> expand(bag& b, prema::mobile_ptr<bag> self, int queued_on) {
     if (queued_on == prema::rank())
@@ -79,6 +85,10 @@ prema::task<> expand(bag& b, prema::mobile_ptr<bag> self, int queued_on) {
         co_return;
     }
     queue(self);
+    if (settings.give_on_demand && b.nodes.size() >= 2 && prema::lb::demand() > 0) {
+        given.fetch_add(1, std::memory_order_relaxed);
+        prema::spawn_anywhere(prema::fn<&start_bag>, b.split());
+    }
     while (waiting.load(std::memory_order_relaxed) < settings.reserve && b.nodes.size() >= 2)
         queue(prema::make_mobile<bag>(b.split()));
 }
@@ -91,6 +101,7 @@ void prepare(const bag_settings& s) {
     leaves_counted = 0;
     deepest = 0;
     waiting = 0;
+    given = 0;
 }
 
 void plant_root() {
@@ -99,6 +110,10 @@ void plant_root() {
 
 tally local_tally() {
     return {nodes_counted.load(), leaves_counted.load(), deepest.load()};
+}
+
+std::uint64_t local_given() {
+    return given.load();
 }
 
 } // namespace uts

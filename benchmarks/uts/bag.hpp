@@ -20,6 +20,9 @@ struct bag_settings {
     const tree* shape = nullptr; // outlives the phase
     std::uint64_t chunk = 1024;  // nodes a bag expands per handler
     int reserve = 4;             // bags a rank keeps waiting to be expanded (or moved)
+    // While another rank waits for work this rank could not give (prema::lb::demand), a chunk
+    // ends by handing half of its bag to it (prema::spawn_anywhere), not at its next request.
+    bool give_on_demand = false;
 };
 
 // Resets this rank's counters; the settings hold until the next call.
@@ -30,5 +33,8 @@ void plant_root();
 
 // What this rank's bags counted since prepare().
 tally local_tally();
+
+// Half-bags this rank handed to waiting ranks since prepare().
+std::uint64_t local_given();
 
 } // namespace uts

@@ -8,8 +8,8 @@
 //
 // Prints the count (nodes, leaves, depth), the parallel time and rate, the bags the balancer
 // moved, and the parallel efficiency, sequential time / (ranks x parallel time); on one rank
-// that is the runtime's overhead over the loop. The policy is --prema-lb, or work_stealing
-// where the runtime's default is none. Exit status 1 if any count differs from the tree's
+// that is the runtime's overhead over the loop. The policy is --prema-lb, or lifeline where
+// the runtime's default is none. Exit status 1 if any count differs from the tree's
 // published size (the loop's or the search's): the benchmark never reports a wrong tree.
 #include <algorithm>
 #include <chrono>
@@ -35,6 +35,7 @@ struct options {
     int chunk = 1024;
     int reserve = -1; // -1: workers + 3
     int repeat = 1;
+    std::string give_on_demand = "off";
     std::string json;
     bool lb_given = false;
 
@@ -53,6 +54,11 @@ struct options {
                 "idle ranks can take (default: workers + 3; work_stealing gives a bag only "
                 "while more wait than the rank has idle workers)",
                 reserve, 1, 1 << 20);
+        cli.add("--give-on-demand",
+                "on: while another rank waits for work this rank could not give "
+                "(prema::lb::demand), each chunk ends by handing it half of its bag as a task "
+                "placed there (prema::spawn_anywhere); off: idle ranks get bags only by asking",
+                give_on_demand, {"on", "off"});
         cli.add("--repeat", "N",
                 "run the sequential loop and the parallel search N times each and keep the "
                 "fastest of each",
@@ -121,7 +127,9 @@ struct parallel_run {
     uts::tally total;
     unsigned long long migrations = 0;
     unsigned long long policy_messages = 0; // summed over the ranks
-    double longest_answer_wait_s = 0;       // of any rank's policy for a reply (to a steal)
+    unsigned long long given = 0;           // half-bags handed to waiting ranks, summed
+    unsigned long long fewest_nodes = 0, most_nodes = 0; // the ranks' own counts
+    double longest_answer_wait_s = 0; // of any rank's policy for a reply (to a steal)
 };
 
 // One parallel search on a fresh runtime; the time is rank 0's, from the moment every rank
@@ -143,6 +151,13 @@ parallel_run search_parallel(const prema::config& cfg, const std::string& policy
             a.add(b);
             return a;
         });
+        const auto mine = uts::local_tally().nodes;
+        run.fewest_nodes = co_await prema::all_reduce(
+            (unsigned long long)mine, [](auto a, auto b) { return std::min(a, b); });
+        run.most_nodes = co_await prema::all_reduce((unsigned long long)mine,
+                                                    [](auto a, auto b) { return std::max(a, b); });
+        run.given =
+            co_await prema::all_reduce((unsigned long long)uts::local_given(), std::plus<>{});
         prema::lb::stats lb = prema::lb::current_stats();
         run.policy_messages =
             co_await prema::all_reduce((unsigned long long)lb.messages, std::plus<>{});
@@ -158,8 +173,9 @@ int run(const options& o, const prema::config& cfg) {
     int rank = 0, ranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    // The benchmark is about balancing: without a policy only rank 0 would work.
-    std::string policy = o.lb_given || cfg.lb != "none" ? cfg.lb : "work_stealing";
+    // The benchmark is about balancing: without a policy only rank 0 would work. lifeline
+    // beat work_stealing on T1 and tied on T3 on 2 ranks (docs/performance/uts.md).
+    std::string policy = o.lb_given || cfg.lb != "none" ? cfg.lb : "lifeline";
     const int reserve = o.reserve > 0 ? o.reserve : cfg.workers + 3;
     if (rank == 0)
         std::printf("uts: %s, %s; %d rank(s) x %d worker(s), policy %s, chunks of %d nodes, %d "
@@ -175,7 +191,8 @@ int run(const options& o, const prema::config& cfg) {
     parallel_run best;
     bool par_right = true;
     for (int i = 0; i < o.repeat; ++i) {
-        parallel_run r = search_parallel(cfg, policy, {&shape, std::uint64_t(o.chunk), reserve});
+        parallel_run r = search_parallel(
+            cfg, policy, {&shape, std::uint64_t(o.chunk), reserve, o.give_on_demand == "on"});
         par_right &= r.total == t.expected; // every rank has the total: all decide alike
         if (rank == 0)
             report_count("the parallel search", r.total, t);
@@ -195,9 +212,12 @@ int run(const options& o, const prema::config& cfg) {
                 "ranks, %+.1f%% against the loop's)\n",
                 best.seconds, double(best.total.nodes) / best.seconds * 1e-6, best.migrations,
                 best.cpu_s, (best.cpu_s / seq.cpu_s - 1) * 100);
-    if (ranks > 1)
-        std::printf("balancing: %llu policy message(s), longest wait for an answer %.3f ms\n",
-                    best.policy_messages, best.longest_answer_wait_s * 1e3);
+    if (ranks > 1) {
+        std::printf("balancing: %llu policy message(s), longest wait for an answer %.3f ms, "
+                    "%llu half-bag(s) given on demand\n",
+                    best.policy_messages, best.longest_answer_wait_s * 1e3, best.given);
+        std::printf("per rank: %llu to %llu nodes\n", best.fewest_nodes, best.most_nodes);
+    }
     if (ranks == 1)
         std::printf("overhead: %+.1f%% against the sequential loop\n",
                     (best.seconds / seq.seconds - 1) * 100);
@@ -223,6 +243,10 @@ int run(const options& o, const prema::config& cfg) {
             .set("repeat", o.repeat)
             .set("migrations", (long long)best.migrations)
             .set("policy_messages", (long long)best.policy_messages)
+            .set("give_on_demand", o.give_on_demand)
+            .set("given_on_demand", (long long)best.given)
+            .set("fewest_nodes_per_rank", (long long)best.fewest_nodes)
+            .set("most_nodes_per_rank", (long long)best.most_nodes)
             .set("longest_answer_wait_s", best.longest_answer_wait_s);
         if (!out.write(o.json))
             return 1;

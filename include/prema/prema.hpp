@@ -10,6 +10,7 @@
 #include "prema/coro/yield.hpp"
 #include "prema/error.hpp"
 #include "prema/lb/scheduler.hpp"
+#include "prema/lb/spawn_anywhere.hpp"
 #include "prema/objects/create_many.hpp"
 #include "prema/objects/objects.hpp"
 #include "prema/objects/reduce.hpp"

@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "objects/traced.hpp"
 #include "prema/error.hpp"
+#include "prema/lb/spawn_anywhere.hpp"
 #include "prema/transport/rank.hpp"
 
 namespace prema::detail {
@@ -38,6 +39,10 @@ balancer& running_balancer() {
     return static_cast<balancer&>(current_balancer());
 }
 
+int task_rank() {
+    return running_balancer().task_rank();
+}
+
 void check_policy(const std::string& name) {
     if (policies().count(name))
         return;
@@ -54,7 +59,8 @@ balancer::balancer(const config& cfg, worker_pool& workers, std::atomic<std::int
           [](balancer_link& b, const lb::object_load& l) { static_cast<balancer&>(b).notify(l); }),
       cfg_(cfg), workers_(workers), policy_(policies().at(cfg.lb)()),
       period_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::microseconds(cfg.lb_period_us))) {
+          std::chrono::microseconds(cfg.lb_period_us))),
+      demand_(8 * period_) {
     policy_->attach(*this);
 }
 
@@ -98,10 +104,30 @@ void balancer::tick() {
     if (!balances_ || !enabled_.load(std::memory_order_acquire))
         return;
     auto now = std::chrono::steady_clock::now();
-    if (now < next_tick_)
+    // A rank whose workers just ran out of work asks now, not up to a period later: that wait
+    // was idle time on every steal. At most once per period, so that a rank flickering between
+    // busy and dry (its work arriving one message at a time) does not flood its victims.
+    const auto ended = ended_.load(std::memory_order_acquire);
+    const bool ran_dry = ended != ended_seen_ && queued_.load(std::memory_order_acquire) == 0 &&
+                         running_.load(std::memory_order_acquire) < cfg_.workers;
+    ended_seen_ = ended;
+    if (ran_dry && now < next_tick_ && now >= next_dry_tick_) {
+        next_dry_tick_ = now + period_;
+        std::lock_guard lock(counters_mutex);
+        ++counters.dry_ticks;
+    } else if (now < next_tick_)
         return;
     next_tick_ = now + period_;
     policy_->dist_balance();
+}
+
+int balancer::task_rank() {
+    const int r = demand_.claim(demand::clock::now());
+    if (r < 0)
+        return rank();
+    std::lock_guard lock(counters_mutex);
+    ++counters.tasks_placed;
+    return r;
 }
 
 void balancer::warn_if_held_off() const {
@@ -203,6 +229,10 @@ std::vector<std::string> policy_names() {
 
 void enable_balancing(bool on) {
     running_balancer().set_enabled(on);
+}
+
+int demand() {
+    return running_balancer().waiting_ranks();
 }
 
 stats current_stats() {

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "coro/worker_pool.hpp"
+#include "lb/demand.hpp"
 #include "lb/work_index.hpp"
 #include "objects/balancer_link.hpp"
 #include "objects/pending_handler.hpp"
@@ -70,6 +71,13 @@ class balancer final : public lb::context, public balancer_link {
     int workers() const override;
     const config& options() const override { return cfg_; }
     void note_answer_wait(double seconds) override;
+    void asked(int rank, int want) override { demand_.asked(rank, want, demand::clock::now()); }
+    void fed(int rank) override { demand_.fed(rank); }
+
+    // Application: ranks waiting for work from this one (prema::lb::demand), and where a new
+    // task should go (prema::spawn_anywhere): a waiting rank, charged with it, or this rank.
+    int waiting_ranks() { return demand_.waiting(demand::clock::now()); }
+    int task_rank();
 
     lb::stats counters;
     std::mutex counters_mutex;
@@ -84,6 +92,11 @@ class balancer final : public lb::context, public balancer_link {
     std::atomic<bool> was_on_{false};
     std::chrono::steady_clock::duration period_;
     std::chrono::steady_clock::time_point next_tick_{};
+    // How many handlers tick() had seen end (balancer_link::ended_): a rank ran dry when one
+    // ended since and none is queued and a worker is free.
+    std::uint64_t ended_seen_ = 0; // tick() only
+    std::chrono::steady_clock::time_point next_dry_tick_{};
+    demand demand_;
 
     mutable std::mutex map_mutex_;
     work_index loads_; // kept only when balances_: nothing else reads it

@@ -24,7 +24,7 @@ class balancer_link {
     // Handed handlers of an object that moved: they no longer count as pending.
     void withdrawn(std::size_t n) noexcept { pending_.fetch_sub(std::int64_t(n)); }
     // A handler started without the policy's queue (the object layer's direct path). Only
-    // policies read the running counts, so without one nothing pays for them (four atomic
+    // policies read the running counts, so without one nothing pays for them (five atomic
     // read-modify-writes per handler, one a compare-and-swap loop on a double).
     void started(double load) noexcept {
         if (!balances_)
@@ -37,6 +37,7 @@ class balancer_link {
             return;
         running_.fetch_sub(1);
         running_load_.fetch_sub(load);
+        ended_.fetch_add(1, std::memory_order_release);
     }
     // Whether a policy may move objects now: it must then see every pending handler.
     bool balancing() const noexcept {
@@ -65,6 +66,9 @@ class balancer_link {
     // On from the start when a policy is named; enable_balancing(false) is the opt-out.
     std::atomic<bool> enabled_{true};
     const bool balances_; // a policy other than none: tick() has something to do
+    // Handlers ended. Counted, not sampled: a handler that the progress thread runs itself
+    // starts and ends between two ticks (the balancer's tick() tells a rank that ran dry).
+    std::atomic<std::uint64_t> ended_{0};
     std::atomic<std::uint64_t> migrations_out_{0}, migrations_in_{0};
 
   private:

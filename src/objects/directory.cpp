@@ -51,11 +51,23 @@ record_ptr directory::local_record(object_id id) {
 }
 
 directory::send_slot directory::next_send(object_id id) {
+    // A thread that numbers message after message to one object skips the hash lookup: it keeps
+    // the entry it used last while no entry of any directory was erased since.
+    struct last_use {
+        std::uint64_t erasures = ~std::uint64_t(0);
+        object_id id;
+        entry* e = nullptr;
+    };
+    thread_local last_use last;
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
     // Read under the lock: the epochs the messages of one pair are numbered in never go back.
     const auto epoch = current_epoch();
-    auto& e = at(s, id, epoch);
+    // Read under the shard's lock too: an erasure counts itself before it takes the lock.
+    const auto erasures = erasures_.load(std::memory_order_relaxed);
+    if (last.erasures != erasures || last.id != id)
+        last = {erasures, id, &at(s, id, epoch)};
+    auto& e = *last.e;
     // Every message numbered two epochs ago or earlier has been admitted by now (the design
     // note's fact D): a new stream cannot overtake the old one.
     if (e.last_send == never || epoch >= e.last_send + 2) {
@@ -138,6 +150,7 @@ std::pair<std::size_t, std::size_t> directory::size() {
 
 void directory::collect(std::uint64_t epoch) {
     const int here = rank();
+    erasures_.fetch_add(1, std::memory_order_relaxed);
     for (auto& s : shards_) {
         std::lock_guard lock(s.mutex);
         std::erase_if(s.map, [&](const auto& item) {
@@ -154,6 +167,7 @@ void directory::collect(std::uint64_t epoch) {
 }
 
 std::vector<record_ptr> directory::clear() {
+    erasures_.fetch_add(1, std::memory_order_relaxed);
     std::vector<record_ptr> local;
     for (auto& s : shards_) {
         std::lock_guard lock(s.mutex);

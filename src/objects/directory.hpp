@@ -38,6 +38,8 @@ struct location {
 
 class directory {
   public:
+    directory() { erasures_.fetch_add(1, std::memory_order_relaxed); }
+
     location find(object_id id);
 
     // The record of `id` if it lives here, else null. Repeated looks from one thread cost no
@@ -96,6 +98,10 @@ class directory {
 
     std::array<shard, 64> shards_;
     std::atomic<std::uint64_t> installs_{0}; // set_local and clear calls: see local_record
+    // Calls that may erase entries (collect, clear), and directories made: see next_send. One
+    // count for every directory, so that a directory made where an old one was is not taken for
+    // it.
+    static inline std::atomic<std::uint64_t> erasures_{0};
 };
 
 } // namespace prema::detail

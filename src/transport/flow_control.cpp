@@ -9,8 +9,7 @@ namespace prema::detail {
 
 flow_control::flow_control(int ranks, std::size_t max_outstanding, std::uint64_t max_cost)
     : max_(max_outstanding ? max_outstanding : std::numeric_limits<std::size_t>::max()),
-      credits_(max_outstanding != 0), max_cost_(max_cost), out_(std::size_t(ranks)),
-      in_(std::size_t(ranks)) {
+      credits_(max_outstanding != 0), max_cost_(max_cost), slot_(std::size_t(ranks)) {
     constexpr std::uint64_t least_base = 4096;
     const std::uint64_t budget = max_outstanding, p = std::uint64_t(ranks);
     if (credits_) {
@@ -19,13 +18,17 @@ flow_control::flow_control(int ranks, std::size_t max_outstanding, std::uint64_t
     } else {
         base_ = std::numeric_limits<std::uint64_t>::max() / 2;
     }
-    // Every sender starts with its base window, granted without a message.
-    for (auto& o : out_)
-        o.limit = base_;
-    for (auto& i : in_)
-        i.granted = base_;
+    // Every sender starts with its base window, granted without a message (add_peer).
     exposure_ = credits_ ? p * base_ : 0;
     peak_exposure_.store(exposure_, std::memory_order_relaxed);
+}
+
+flow_control::peer& flow_control::add_peer(int rank) noexcept {
+    auto& p = peers_.emplace_back();
+    p.out.limit = base_;
+    p.in.granted = base_;
+    slot_[std::size_t(rank)] = std::uint32_t(peers_.size());
+    return p;
 }
 
 void flow_control::update() noexcept {
@@ -70,7 +73,7 @@ std::vector<std::coroutine_handle<>> flow_control::release_if_under() {
 }
 
 bool flow_control::wait(message* m, std::uint64_t cost) noexcept {
-    auto& o = out_[std::size_t(m->peer)];
+    auto& o = lanes(m->peer).out;
     m->credit = std::uint32_t(cost);
     m->next = nullptr;
     (o.tail ? o.tail->next : o.head) = m;
@@ -80,12 +83,12 @@ bool flow_control::wait(message* m, std::uint64_t cost) noexcept {
 }
 
 flow_control::request_body flow_control::request(int dest) noexcept {
-    auto& o = out_[std::size_t(dest)];
+    auto& o = lanes(dest).out;
     return {o.sent, o.head->credit, o.waiting_cost};
 }
 
 bool flow_control::granted(int dest, std::uint64_t limit, std::vector<message*>& ready) noexcept {
-    auto& o = out_[std::size_t(dest)];
+    auto& o = lanes(dest).out;
     o.limit = std::max(o.limit, limit);
     while (o.head && o.sent + o.head->credit <= o.limit) {
         message* m = std::exchange(o.head, o.head->next);
@@ -103,7 +106,8 @@ bool flow_control::granted(int dest, std::uint64_t limit, std::vector<message*>&
 
 std::vector<message*> flow_control::take_waiting() noexcept {
     std::vector<message*> all;
-    for (auto& o : out_) {
+    for (auto& p : peers_) {
+        auto& o = p.out;
         for (message* m = o.head; m; m = std::exchange(m->next, nullptr))
             all.push_back(m);
         o.head = o.tail = nullptr;
@@ -113,7 +117,7 @@ std::vector<message*> flow_control::take_waiting() noexcept {
 }
 
 void flow_control::grant(int source, std::uint64_t limit) noexcept {
-    auto& r = in_[std::size_t(source)];
+    auto& r = lanes(source).in;
     if (limit <= r.granted)
         return;
     std::uint64_t ex_old = excess(r.granted - r.consumed), ex_new = excess(limit - r.consumed);
@@ -130,7 +134,7 @@ void flow_control::grant(int source, std::uint64_t limit) noexcept {
 void flow_control::matched(int source, std::uint64_t cost) noexcept {
     if (!credits_)
         return;
-    auto& r = in_[std::size_t(source)];
+    auto& r = lanes(source).in;
     // Never below nothing outstanding: a garbled message may claim a charge never made.
     std::uint64_t outstanding = r.granted - r.consumed, taken = std::min(cost, outstanding);
     r.consumed += taken;
@@ -146,7 +150,7 @@ void flow_control::matched(int source, std::uint64_t cost) noexcept {
 }
 
 const char* flow_control::asked(int source, const request_body& w) noexcept {
-    auto& r = in_[std::size_t(source)];
+    auto& r = lanes(source).in;
     if (!credits_)
         return "a request for credit, but this rank grants no credits "
                "(--prema-max-outstanding-bytes 0)";
@@ -164,7 +168,7 @@ const char* flow_control::asked(int source, const request_body& w) noexcept {
 }
 
 bool flow_control::try_serve(int source) noexcept {
-    auto& r = in_[std::size_t(source)];
+    auto& r = lanes(source).in;
     const auto& w = r.want;
     const std::uint64_t floor = w.sent + w.need; // the first waiting message fits
     if (r.granted >= floor)
@@ -186,14 +190,14 @@ bool flow_control::try_serve(int source) noexcept {
 
 std::uint64_t flow_control::matched_total() const noexcept {
     std::uint64_t sum = 0;
-    for (auto& i : in_)
-        sum += i.consumed;
+    for (auto& p : peers_)
+        sum += p.in.consumed;
     return sum;
 }
 
 void flow_control::serve_queue() noexcept {
     while (!waiting_.empty() && try_serve(waiting_.front())) {
-        in_[std::size_t(waiting_.front())].waiting = false;
+        lanes(waiting_.front()).in.waiting = false;
         waiting_.pop_front();
     }
 }

@@ -71,7 +71,7 @@ class flow_control {
     // Charges a message of `cost` to `dest` if it fits the credit and nothing waits before it;
     // false: it must wait (wait()).
     bool take(int dest, std::uint64_t cost) noexcept {
-        auto& o = out_[std::size_t(dest)];
+        auto& o = lanes(dest).out;
         if (o.head || o.sent + cost > o.limit) [[unlikely]]
             return false;
         o.sent += cost;
@@ -107,8 +107,9 @@ class flow_control {
     // The sources to send a grant now, each with its cumulative limit; clears the list.
     template <class Send> void send_grants(Send&& send) {
         for (int source : grant_ready_) {
-            in_[std::size_t(source)].grant_due = false;
-            send(source, in_[std::size_t(source)].granted);
+            auto& r = lanes(source).in;
+            r.grant_due = false;
+            send(source, r.granted);
         }
         grant_ready_.clear();
     }
@@ -120,12 +121,15 @@ class flow_control {
         return peak_exposure_.load(std::memory_order_relaxed);
     }
     std::uint64_t exposure_bound() const noexcept {
-        return base_ * in_.size() + shared_ + max_cost_;
+        return base_ * slot_.size() + shared_ + max_cost_;
     }
     std::uint64_t base_window() const noexcept { return base_; }
     // Tests, on the thread that drives MPI: bytes charged so far to `dest`, and matched so far
     // from every sender.
-    std::uint64_t charged(int dest) const noexcept { return out_[std::size_t(dest)].sent; }
+    std::uint64_t charged(int dest) const noexcept {
+        auto k = slot_[std::size_t(dest)];
+        return k ? peers_[k - 1].out.sent : 0;
+    }
     std::uint64_t matched_total() const noexcept;
 
   private:
@@ -159,14 +163,30 @@ class flow_control {
         message *head = nullptr, *tail = nullptr; // waiting for credit, linked by message::next
         bool asked = false;
     };
-    std::vector<out_lane> out_;
     struct in_lane { // from one source
         std::uint64_t granted = 0, consumed = 0;
         request_body want{};
         bool waiting = false;   // in waiting_
         bool grant_due = false; // in grant_ready_
     };
-    std::vector<in_lane> in_;
+    // Both lanes of a rank this one has exchanged counted messages or credit with. A rank
+    // never exchanged with costs its slot alone (4 bytes): its lanes would hold nothing but the
+    // base window, which a new lane starts with. So the memory grows with the ranks a rank
+    // talks to, not with the job (issue 27: about 100 bytes per rank of the job before).
+    struct peer {
+        out_lane out;
+        in_lane in;
+    };
+    // The lanes of `rank`, made on first use. The reference lasts until the next new lane.
+    peer& lanes(int rank) noexcept {
+        auto k = slot_[std::size_t(rank)];
+        if (!k) [[unlikely]]
+            return add_peer(rank);
+        return peers_[k - 1];
+    }
+    peer& add_peer(int rank) noexcept;
+    std::vector<std::uint32_t> slot_; // by rank: 1 + index in peers_; 0: none yet
+    std::vector<peer> peers_;
     std::deque<int> waiting_; // sources whose request the budget could not serve yet
     std::vector<int> grant_ready_;
     std::uint64_t exposure_ = 0; // granted and not matched, over all sources

@@ -1,7 +1,6 @@
 #include "transport/message_pool.hpp"
 
 #include <algorithm>
-#include <malloc.h>
 #include <new>
 
 #include "base/log.hpp"
@@ -69,12 +68,10 @@ message_pool::message_pool(std::size_t eager_bytes, std::size_t preallocate, std
     for (std::size_t c = 0; c < classes_; ++c)
         inline_capacity_[c] = wire_[c] - sizeof(wire_header);
     keep_bytes_ = std::max(keep_bytes, preallocate * wire_[0]);
-    // Large buffers the pools (bulk.hpp) cannot supply, and the vectors handlers keep, are
-    // allocated and freed per message. By default glibc maps buffers above 128 KiB anew each
-    // time and returns them to the OS, so every megabyte message paid hundreds of page faults;
-    // keep such buffers in the heap instead.
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    // Large payload buffers are allocated and freed per message. The pool leaves malloc's
+    // settings to the host program (a library must not change them): glibc raises its mmap
+    // threshold by itself once such a buffer is freed, so a stream of large messages stops
+    // paying a fresh mapping for each after the first.
     for (std::size_t i = 0; i < preallocate; ++i)
         release_shared(allocate(0));
 }

@@ -71,6 +71,10 @@ class context {
     virtual const config& options() const = 0;
     /// Records a wait for a policy reply (lb::stats::max_answer_wait_s).
     virtual void note_answer_wait(double seconds) = 0;
+    /// `rank` asked for `want` objects and this rank gave none (scheduler::note_demand).
+    virtual void asked(int /*rank*/, int /*want*/) {}
+    /// `rank` got work from this rank or withdrew its ask (scheduler::note_fed).
+    virtual void fed(int /*rank*/) {}
 };
 
 /// The base of every load-balancing policy: derive from it, override what the policy decides,
@@ -150,6 +154,14 @@ class scheduler {
     /// Records how long this rank waited for a reply to a request (shown in lb::stats).
     void note_answer_wait(double seconds) { ctx_->note_answer_wait(seconds); }
 
+    /// Tells the runtime that `rank` asked for `want` objects and this rank had none to give:
+    /// prema::lb::demand() then counts it, and prema::spawn_anywhere places new tasks there.
+    /// A policy that refuses work should say so; the ask lapses after 8 balancing periods
+    /// without a new one.
+    void note_demand(int rank, int want) { ctx_->asked(rank, want); }
+    /// Tells the runtime that `rank` got work from this rank, or no longer asks.
+    void note_fed(int rank) { ctx_->fed(rank); }
+
   private:
     context* ctx_ = nullptr;
     std::mutex fifo_mutex_;
@@ -179,8 +191,20 @@ struct stats {
     std::uint64_t migrations_in = 0; ///< objects installed from other ranks
     std::uint64_t messages = 0;      ///< policy messages sent
     double max_answer_wait_s = 0;    ///< longest wait of this rank's policy for a reply
+    /// Tasks prema::spawn_anywhere sent to a rank that had asked this one for work.
+    std::uint64_t tasks_placed = 0;
+    /// Balancing ticks run at once because this rank ran dry, ahead of the period.
+    std::uint64_t dry_ticks = 0;
 };
 /// This rank's counters now.
 stats current_stats();
+
+/// How many other ranks asked this rank for work it could not give and still wait (their asks
+/// lapse after 8 balancing periods without a new one, or once they got work from here). An
+/// application that splits its work on demand (a bag of tree nodes, a range of iterations)
+/// splits finer while this is above 0 and keeps its pieces coarse otherwise. 0 without a policy
+/// or with one that does not report refusals (work_stealing and lifeline do). Cheap: an atomic
+/// load while nobody waits. Any thread of a running runtime.
+int demand();
 
 } // namespace prema::lb

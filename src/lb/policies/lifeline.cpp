@@ -44,10 +44,13 @@ class lifeline final : public requester {
             serve(from, m.count);
             return;
         case kind::lifeline:
-            if (int n = give(from, m.count); n > 0)
+            if (int n = give(from, m.count); n > 0) {
+                note_fed(from);
                 send_to(from, msg{kind::dealt, n, 0});
-            else
+            } else {
                 remember(from, m.count);
+                note_demand(from, m.count);
+            }
             return;
         case kind::dealt:
             std::erase(activated_, from); // that lifeline may be used again
@@ -55,6 +58,7 @@ class lifeline final : public requester {
             return;
         case kind::withdrawn:
             std::erase_if(thieves_, [&](const thief& t) { return t.rank == from; });
+            note_fed(from);
             return;
         case kind::granted:
             replied();
@@ -107,10 +111,15 @@ class lifeline final : public requester {
             auto& t = thieves_.front();
             const int n = give(t.rank, t.want);
             if (n == 0)
-                return;
+                break;
+            note_fed(t.rank);
             send_to(t.rank, msg{kind::dealt, n, 0});
             thieves_.erase(thieves_.begin());
         }
+        // A quiet thief does not ask again: its lifeline request stands as demand until it is
+        // served or withdrawn.
+        for (auto& t : thieves_)
+            note_demand(t.rank, t.want);
     }
 
     void remember(int from, int want) {

@@ -66,13 +66,16 @@ class requester : public lb::scheduler {
     }
 
     // Grants `to` up to `want` objects, half of this rank's spare ones rounded up; answers
-    // either way.
+    // either way. A refused thief is noted as demand (prema::lb::demand), a served one as fed.
     void serve(int to, int want) {
         const int granted = give(to, want);
-        if (granted > 0)
+        if (granted > 0) {
+            note_fed(to);
             send_to(to, msg{kind::granted, granted, 0});
-        else
+        } else {
+            note_demand(to, want);
             send_to(to, msg{kind::refused, 0, local_load()});
+        }
     }
 
     // Migrates to `to` up to `want` objects, half of this rank's spare ones (those beyond one
