@@ -1,11 +1,13 @@
 // Naming a policy (--prema-lb) balances from the start, without enable_balancing(true);
 // enable_balancing(false) holds it off, and left on to the end it makes rank 0 warn once at
 // shutdown. Every TEST_CASE is collective; the runtime's log is captured at warning level.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,6 +191,81 @@ TEST_CASE("a rank that runs dry balances at once, not at its next period") {
     CHECK(balanced_after_dry != 0);
     CHECK(ms < 50);
     CHECK(prema::lb::current_stats().dry_ticks == 1);
+}
+
+// Steal latency: rank 0's only worker runs one 10 ms handler that passes a yield point every
+// few microseconds, under inline progress and the default quantum (1 ms), so it is the only
+// thread that could answer. Rank 1's probe policy asks rank 0 every 200 us, as a thief sends
+// steal requests; rank 0's answers at once, saying whether the long handler was running. An
+// answer that waited for the quantum to run out would take up to 1 ms; served from the yield
+// points it takes about 50 us (the workers' busy poll interval) plus the network.
+namespace {
+std::atomic<bool> long_running{false};
+struct probe_message {
+    std::uint32_t seq = 0;
+    std::uint8_t answer = 0; // 0: a request, 1: its answer
+    std::uint8_t during = 0; // in an answer: the long handler was running
+};
+constexpr std::uint32_t max_probes = 400;
+std::vector<steady::time_point> asked_at(max_probes);
+std::vector<double> waits_during_ms; // rank 1: waits for answers given while the handler ran
+
+class steal_probe final : public prema::lb::scheduler {
+    std::uint32_t next_ = 0;
+    void dist_balance() override {
+        auto now = steady::now();
+        if (prema::rank() != 1 || next_ == max_probes ||
+            (next_ > 0 && now - asked_at[next_ - 1] < std::chrono::microseconds(200)))
+            return;
+        asked_at[next_] = now;
+        send_to(0, probe_message{next_++, 0, 0});
+    }
+    void receive(int from, std::span<const std::byte> bytes) override {
+        auto m = decode<probe_message>(bytes);
+        if (!m.answer) {
+            send_to(from, probe_message{m.seq, 1, std::uint8_t(long_running.load())});
+        } else if (m.during) {
+            std::chrono::duration<double, std::milli> wait = steady::now() - asked_at[m.seq];
+            waits_during_ms.push_back(wait.count());
+        }
+    }
+};
+
+prema::task<> long_with_yield_points(job& j) {
+    ++j.runs;
+    long_running = true;
+    auto until = steady::now() + std::chrono::milliseconds(10);
+    while (steady::now() < until)
+        co_await prema::yield_point();
+    long_running = false;
+}
+} // namespace
+
+TEST_CASE("a steal request to a rank whose only worker runs a long handler is answered from its "
+          "yield points, not a quantum later") {
+    if (world_size() != 2)
+        return;
+    prema::lb::register_policy("steal_probe", [] { return std::make_unique<steal_probe>(); });
+    waits_during_ms.clear();
+    prema::config cfg;
+    cfg.lb = "steal_probe";
+    cfg.lb_period_us = 100;
+    cfg.workers = 1;
+    cfg.progress = prema::progress_mode::inline_;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    REQUIRE(cfg.quantum_us == 1000); // the default quantum: 1 ms
+    CHECK(rt.run([]() -> prema::task<> {
+        if (prema::rank() == 0)
+            co_await prema::send(prema::make_mobile<job>(), prema::fn<&long_with_yield_points>);
+    }) == 0);
+    if (world_rank() != 1)
+        return;
+    std::sort(waits_during_ms.begin(), waits_during_ms.end());
+    REQUIRE(waits_during_ms.size() >= 10); // about 10 ms / 200 us, less the network's share
+    const double median = waits_during_ms[waits_during_ms.size() / 2];
+    MESSAGE(waits_during_ms.size() << " requests answered while the handler ran; median wait "
+                                   << median << " ms, longest " << waits_during_ms.back() << " ms");
+    CHECK(median < 0.2);
 }
 
 // ...but at most once per period: rank 0's one object is hit `volleys` times, each hit answered

@@ -181,6 +181,21 @@ TEST_CASE("yield points: the slice is the first multiple of the application's st
     CHECK(model::yields(12e-3, s) == 0);
 }
 
+TEST_CASE("inline progress: a running object's yield points poll every 50 us, not once a slice") {
+    model::settings s;
+    s.quantum_s = 1e-3;
+    CHECK(model::poll_gap_s(s) == Approx(50e-6));
+    s.yield_every_s = 20e-6; // polls at every third yield point
+    CHECK(model::poll_gap_s(s) == Approx(60e-6));
+    s.yield_every_s = 0.4e-3; // at each
+    CHECK(model::poll_gap_s(s) == Approx(0.4e-3));
+    s.quantum_s = 30e-6; // a quantum shorter than the poll interval
+    s.yield_every_s = 0;
+    CHECK(model::poll_gap_s(s) == Approx(30e-6));
+    s.quantum_s = 0; // no yield points
+    CHECK(model::poll_gap_s(s) == 0);
+}
+
 TEST_CASE("workloads: CSV, round robin and regranulation keep the work") {
     std::istringstream csv("object,rank,weight_s,measured_s\n0,0,1,1.1\n1,1,3,3.2\n2,0,2,2.1\n");
     auto w = model::read_csv(csv, "weight_s", 1, "t.csv");

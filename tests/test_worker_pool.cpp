@@ -120,6 +120,13 @@ double progress_thread_share(std::uint64_t spin_us, bool rank_idle,
     return share;
 }
 
+// Counts once, yields (to the back of its worker's queue), counts again.
+prema::task<> counting_task(std::atomic<int>* count) {
+    count->fetch_add(1);
+    co_await prema::yield();
+    count->fetch_add(1);
+}
+
 } // namespace
 
 TEST_SUITE("worker_pool") {
@@ -308,6 +315,23 @@ TEST_SUITE("worker_pool") {
             pool.push({&count_item, &count});
         CHECK(wait_until([&] { return count.load() == 200; }));
         pool.stop();
+    }
+
+    TEST_CASE("the coro layer alone: spawn() and yield() run on the home pool, no runtime") {
+        CHECK(worker_pool::home() == nullptr);
+        CHECK_THROWS_AS(prema::spawn(counting_task(nullptr)), prema::usage_error);
+        std::atomic<int> count{0};
+        {
+            worker_pool pool(2, 1000, {});
+            worker_pool::set_home(&pool);
+            pool.start(0);
+            for (int i = 0; i < 100; ++i)
+                prema::spawn(counting_task(&count)); // from a thread of no pool
+            CHECK(wait_until([&] { return count.load() == 200; }));
+            CHECK(wait_until([&] { return pool.active() == 0; }));
+            pool.stop();
+        }
+        CHECK(worker_pool::home() == nullptr); // the pool's destructor let go of it
     }
 
 } // TEST_SUITE("worker_pool")

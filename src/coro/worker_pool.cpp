@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <utility>
 
+#include "coro/busy_poll.hpp"
 #include "prema/coro/yield.hpp"
 
 namespace prema::detail {
@@ -13,6 +14,7 @@ namespace prema::detail {
 namespace {
 thread_local worker_pool* tls_pool = nullptr;
 thread_local int tls_index = -1;
+constinit std::atomic<worker_pool*> g_home{nullptr}; // see home()
 
 std::uint32_t next_random() {
     thread_local std::uint32_t x =
@@ -30,10 +32,6 @@ constexpr int shared_core_yield_rounds = 8;
 // cannot wake them: a message that arrives meanwhile waits out the park.
 constexpr std::chrono::microseconds idle_sleep_inline{50};
 constexpr std::chrono::milliseconds idle_sleep_dedicated{5};
-// Inline, a busy worker serves the network between two items at least this often (or once a
-// quantum, if shorter): what a steal request or another rank's control message waits for while
-// this rank is busy with short items. A poll that finds nothing costs well under a microsecond.
-constexpr double busy_poll_us = 50;
 } // namespace
 
 double ticks_per_us() {
@@ -63,6 +61,8 @@ worker_pool::worker_pool(int workers, std::uint64_t quantum_us, std::function<bo
 
 worker_pool::~worker_pool() {
     stop();
+    worker_pool* self = this;
+    g_home.compare_exchange_strong(self, nullptr, std::memory_order_acq_rel);
 }
 
 void worker_pool::start(int first) {
@@ -89,6 +89,21 @@ worker_pool* worker_pool::current() noexcept {
 }
 int worker_pool::current_index() noexcept {
     return tls_index;
+}
+
+worker_pool* worker_pool::home() noexcept {
+    return g_home.load(std::memory_order_acquire);
+}
+void worker_pool::set_home(worker_pool* pool) noexcept {
+    g_home.store(pool, std::memory_order_release);
+}
+
+// Only run() sets poll_deadline, so the calling thread is a worker of tls_pool inside an item.
+void poll_at_yield_point(std::uint64_t now) {
+    worker_pool::worker& self = *tls_pool->workers_[std::size_t(tls_index)];
+    self.poll_due = now + tls_pool->busy_poll_ticks_;
+    poll_deadline = self.poll_due;
+    tls_pool->idle_poll_();
 }
 
 void worker_pool::push(work_item w) {
@@ -201,6 +216,7 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
     // network before it goes on, however short its items: policy messages (steal requests) are
     // answered between items, not a quantum later, and a handler that yields until a message
     // comes gets it. Looked at here, where the clock is read anyway.
+    // Inside the item, its yield points take over (poll_at_yield_point).
     if (idle_poll_ && poll_always_ && quantum_ticks_) {
         if (self.poll_due == std::numeric_limits<std::uint64_t>::max()) { // polled since
             self.poll_due = start + busy_poll_ticks_;
@@ -208,11 +224,13 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
             self.poll_due = start + busy_poll_ticks_;
             idle_poll_();
         }
+        poll_deadline = self.poll_due;
     }
     w.fn(w.arg);
     if (stats)
         self.busy_ticks += now_ticks() - start;
     slice_deadline = std::numeric_limits<std::uint64_t>::max();
+    poll_deadline = std::numeric_limits<std::uint64_t>::max();
     return active_.fetch_sub(1, std::memory_order_release) == 1 &&
            (!app_source_ || (has_app_work_ && !has_app_work_()));
 }

@@ -110,6 +110,12 @@ class worker_pool {
     static worker_pool* current() noexcept;
     static int current_index() noexcept;
 
+    // The rank's pool, where reschedule() and spawn() queue work from any thread (the progress
+    // thread and the I/O reactor belong to no pool); nullptr while there is none. Its owner
+    // (the runtime) sets it after constructing the pool; the pool's destructor clears it.
+    static worker_pool* home() noexcept;
+    static void set_home(worker_pool* pool) noexcept;
+
     // --prema-stats: ticks (detail::now_ticks) the workers spent running items, and finding
     // nothing to do, summed over the workers. Measured only while stats are on; call when the
     // workers are stopped.
@@ -118,6 +124,8 @@ class worker_pool {
     void measure_times(bool on) noexcept { measure_times_ = on; }
 
   private:
+    friend void poll_at_yield_point(std::uint64_t now);
+
     struct alignas(64) worker {
         moodycamel::ConcurrentQueue<work_item> queue;
         std::deque<work_item> yielded;    // owner thread only

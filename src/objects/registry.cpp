@@ -2,6 +2,7 @@
 // (registered before main(), looked up when a message or an install names them).
 #include <unordered_map>
 
+#include "base/errors.hpp"
 #include "prema/objects/objects.hpp"
 #include "transport/id_lookup.hpp"
 

@@ -159,30 +159,6 @@ runtime_state::runtime_state(MPI_Comm c, config cf) : transport_state(c, std::mo
 
 runtime_state::~runtime_state() = default;
 
-void report_detached_error(std::string_view what, std::exception_ptr e) noexcept {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        report_error(fmt::format("{} threw {}: {}", what, current_exception_type(), x.what()));
-    } catch (...) {
-        report_error(fmt::format("{} threw a non-standard exception", what));
-    }
-}
-
-namespace {
-void resume_handle(void* a) {
-    std::coroutine_handle<>::from_address(a).resume();
-}
-} // namespace
-
-void reschedule(std::coroutine_handle<> h) {
-    state().workers->push({&resume_handle, h.address()});
-}
-
-void requeue_yielded(std::coroutine_handle<> h) {
-    state().workers->push_yielded({&resume_handle, h.address()});
-}
-
 } // namespace detail
 
 progress_mode resolved_progress() {
@@ -294,10 +270,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                             b->request_flush_if_open_for(now, st.aggregate_ticks);
                     }
                 },
-            .resume =
-                [&st](std::coroutine_handle<> h) {
-                    st.workers->push({&detail::resume_handle, h.address()});
-                },
+            .resume = [](std::coroutine_handle<> h) { detail::reschedule(h); },
             .backlog = &detail::ready_backlog(),
         });
     const int threads = st.cfg.workers + (inline_mode ? 0 : 1);
@@ -328,6 +301,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
         st.cfg.workers, st.cfg.quantum_us, std::move(idle_poll), spin_us,
         inline_mode ? poll_when::always : poll_when::while_spinning);
     st.workers->measure_times(detail::stats_on());
+    detail::worker_pool::set_home(st.workers.get());
     st.lb = std::make_unique<detail::balancer>(st.cfg, *st.workers, st.held_above);
     // A batch is one message: it must fit a receive slot and the largest message allowed.
     std::size_t batch_bytes =

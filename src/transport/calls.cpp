@@ -1,6 +1,5 @@
 // prema::call's bookkeeping: outstanding calls by token, the reply handler, and how an
 // exception travels back (handler name, type name and what(); the type itself cannot).
-#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include "prema/transport/call.hpp"
@@ -41,11 +40,6 @@ void receive_reply_bulk(const incoming& in, std::size_t bytes, bulk_buffer& out)
 const std::uint64_t reply_id = register_handler("prema::reply", &on_reply, &receive_reply_bulk);
 
 } // namespace
-
-std::string current_exception_type() {
-    auto* type = abi::__cxa_current_exception_type();
-    return type ? demangle(type->name()) : "unknown exception";
-}
 
 std::uint64_t reply_handler_id() noexcept {
     return reply_id;

@@ -3,11 +3,10 @@
 // receive a message; afterwards the table is only read, so lookups take no lock.
 #include <cstdio>
 #include <cstdlib>
-#include <cxxabi.h>
-#include <memory>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/errors.hpp"
 #include "prema/transport/handler.hpp"
 #include "transport/id_lookup.hpp"
 
@@ -28,13 +27,6 @@ std::uint64_t stable_hash(std::string_view s) noexcept {
         h *= 0x100000001b3ull;
     }
     return h;
-}
-
-std::string demangle(const char* key) {
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> s(abi::__cxa_demangle(key, nullptr, nullptr, &status),
-                                             std::free);
-    return status == 0 && s ? std::string(s.get()) : std::string(key);
 }
 
 std::uint64_t register_handler(const char* key, invoker_fn invoke, bulk_receiver_fn receive_bulk) {

@@ -12,6 +12,12 @@ namespace prema::detail {
 namespace {
 std::atomic<transport_state*> g_state{nullptr};
 
+// report_error's hook: a failure counts against this phase.
+void count_error() noexcept {
+    if (auto* st = g_state.load(std::memory_order_acquire))
+        st->errors.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::vector<void (*)(std::uint64_t)>& listeners() {
     static std::vector<void (*)(std::uint64_t)> all;
     return all;
@@ -26,9 +32,12 @@ transport_state::transport_state(MPI_Comm c, config cf)
     MPI_Comm_dup(c, &comm);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    set_error_hook(&count_error);
 }
 
-transport_state::~transport_state() = default;
+transport_state::~transport_state() {
+    set_error_hook(nullptr);
+}
 
 bool set_state(transport_state* st, transport_state* expected) noexcept {
     return g_state.compare_exchange_strong(expected, st);
@@ -57,12 +66,6 @@ bool add_epoch_listener(void (*f)(std::uint64_t)) {
 
 const std::vector<void (*)(std::uint64_t)>& epoch_listeners() {
     return listeners();
-}
-
-void report_error(const std::string& what) noexcept {
-    log().error("{}", what);
-    if (auto* st = state_or_null())
-        st->errors.fetch_add(1, std::memory_order_relaxed);
 }
 
 void add_quiescence_waiter(std::coroutine_handle<> h) {

@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "base/errors.hpp"
 #include "coro/worker_pool.hpp"
 #include "prema/config.hpp"
 #include "prema/transport/call.hpp"
@@ -93,11 +94,5 @@ bool only_work_here() noexcept;
 // True on the progress thread while it runs a message itself (dedicated progress on shared
 // cores, the runtime's run_on_progress_thread), for only_work_here.
 extern thread_local constinit bool progress_thread_runs_message;
-
-// Demangled type of the exception being handled (inside a catch block).
-std::string current_exception_type();
-
-// Logs a failure and counts it against this phase.
-void report_error(const std::string& what) noexcept;
 
 } // namespace prema::detail

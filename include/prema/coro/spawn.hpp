@@ -43,9 +43,16 @@ inline detached run_detached(task<> t, std::string_view what) {
 
 } // namespace detail
 
-/// Queues `t` on the worker pool. Resumes (starts) on a worker thread.
+/// Queues `t` on the worker pool. Resumes (starts) on a worker thread. Throws usage_error
+/// (and drops `t`) if no runtime is running in this process.
 inline void spawn(task<> t, std::string_view what = "spawned task") {
-    detail::reschedule(detail::run_detached(std::move(t), what).handle);
+    auto h = detail::run_detached(std::move(t), what).handle;
+    try {
+        detail::reschedule(h);
+    } catch (...) {
+        h.destroy();
+        throw;
+    }
 }
 
 } // namespace prema

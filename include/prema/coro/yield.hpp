@@ -4,7 +4,10 @@
 /// A worker starts a time slice each time it resumes a coroutine. `co_await yield_point()` costs
 /// one timestamp read while the slice is younger than the quantum (--prema-quantum-us); once it
 /// is older, the coroutine goes to the back of its worker's queue so that queued work (messages,
-/// load-balancing traffic) runs first, and later resumes on whichever worker takes it.
+/// load-balancing traffic) runs first, and later resumes on whichever worker takes it. With
+/// inline progress a yield point also polls the network every 50 us without suspending, so that
+/// a steal request to a rank whose workers are all busy is answered within that time, not a
+/// quantum later (the balancer serves it from the queue of unstarted work).
 /// `co_await yield()` always does so. A quantum of 0 disables yield points (they never suspend).
 #pragma once
 
@@ -36,6 +39,15 @@ inline bool quantum_expired() noexcept {
     return now_ticks() >= slice_deadline;
 }
 
+// Inline progress: tick at which a worker inside a long item serves the network from its next
+// yield point (the rank's workers are its only pollers: a steal request waits for no quantum).
+// Set by the worker loop for each item; the maximum elsewhere.
+inline thread_local std::uint64_t poll_deadline = std::numeric_limits<std::uint64_t>::max();
+
+// Serves the network, once poll_deadline has passed, and sets the next poll_deadline. Defined in
+// src/coro/worker_pool.cpp.
+void poll_at_yield_point(std::uint64_t now);
+
 // For code that runs many times a quantum, such as a loop of sends: reading the clock costs
 // about as much as the rest of a batched send, so it looks every 32nd call (a few
 // microseconds late at most).
@@ -47,7 +59,8 @@ inline bool quantum_expired_now_and_then() noexcept {
     return quantum_expired();
 }
 
-// Queues `h` on the current worker (or on the pool, from a thread that is not a worker).
+// Queues `h` on the current worker (or on the rank's pool, from a thread that is not a
+// worker). Throws usage_error if no runtime is running. Both are defined in src/coro/yield.cpp.
 void reschedule(std::coroutine_handle<> h);
 
 // Queues a coroutine that yielded behind everything already queued on this worker (messages
@@ -69,9 +82,13 @@ inline yield_awaiter yield() noexcept {
     return {false};
 }
 
-/// Suspends only if the current slice has outlived the quantum.
-inline yield_awaiter yield_point() noexcept {
-    return {!detail::quantum_expired()};
+/// Suspends only if the current slice has outlived the quantum. With inline progress it also
+/// serves the network every 50 us or so, on this thread, without suspending.
+inline yield_awaiter yield_point() {
+    const std::uint64_t now = detail::now_ticks();
+    if (now >= detail::poll_deadline) [[unlikely]]
+        detail::poll_at_yield_point(now);
+    return {now < detail::slice_deadline};
 }
 
 } // namespace prema

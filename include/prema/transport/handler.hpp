@@ -106,9 +106,6 @@ std::uint64_t reply_handler_id() noexcept;
 void reply_error(int dest, std::uint64_t token, std::string_view handler,
                  std::exception_ptr e) noexcept;
 
-// Readable name of a mangled type name.
-std::string demangle(const char* mangled);
-
 // FNV-1a: the same on every rank and every run, unlike std::hash.
 std::uint64_t stable_hash(std::string_view s) noexcept;
 template <class T> void reply_value(int dest, std::uint64_t token, T&& value) {

@@ -1,7 +1,9 @@
 #include "lb/model/predict.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "coro/busy_poll.hpp"
 #include "prema/error.hpp"
 
 namespace prema::model {
@@ -52,6 +54,14 @@ double slice_s(const settings& s) {
         return 0;
     return s.yield_every_s > 0 ? s.yield_every_s * std::ceil(s.quantum_s / s.yield_every_s - 1e-9)
                                : s.quantum_s;
+}
+
+double poll_gap_s(const settings& s) {
+    if (s.quantum_s <= 0)
+        return 0;
+    const double every = std::min(s.quantum_s, detail::busy_poll_us * 1e-6);
+    return s.yield_every_s > 0 ? s.yield_every_s * std::ceil(every / s.yield_every_s - 1e-9)
+                               : every;
 }
 
 double yields(double weight_s, const settings& s) {

@@ -62,6 +62,9 @@ struct prediction {
 // How long a running object goes between suspensions: the first multiple of yield_every_s at or
 // above the quantum (0: yield points never suspend).
 double slice_s(const settings& s);
+// Inline progress: how long a running object goes between polls of the network, which its yield
+// points do every busy_poll_us (or at each, if they are further apart). 0: never (quantum 0).
+double poll_gap_s(const settings& s);
 // Yield points that suspend while running `weight_s` of work.
 double yields(double weight_s, const settings& s);
 

@@ -12,8 +12,8 @@
 //     requester::back_off; "heaviest" and a rank's load go by the workload's estimates
 //     (--prema-lb-load), the time by the weights;
 //   - answers come from the progress thread at once (dedicated progress) or, with inline
-//     progress and every worker busy, at the next yield point of a running object (the
-//     thesis's half-quantum wait, as an expectation);
+//     progress and every worker busy, at the next poll of a running object's yield points
+//     (poll_gap_s; the thesis waited half a quantum);
 //   - an object in transit costs migrate_s + per_byte_s x object_bytes.
 // Randomness (tick phases, victim orders, neighbourhoods) is drawn from settings::seed; the
 // prediction is the mean over settings::replications runs.
@@ -325,8 +325,8 @@ class simulation {
         double first_end = std::numeric_limits<double>::infinity();
         for (auto& wk : vk.workers)
             first_end = std::min(first_end, wk.free_at - t);
-        double slice = slice_s(s_) > 0 ? slice_s(s_) : first_end;
-        std::uniform_real_distribution<double> u(0, std::max(0.0, std::min(slice, first_end)));
+        double gap = poll_gap_s(s_) > 0 ? poll_gap_s(s_) : first_end;
+        std::uniform_real_distribution<double> u(0, std::max(0.0, std::min(gap, first_end)));
         return u(rng_);
     }
 
