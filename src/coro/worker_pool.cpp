@@ -100,10 +100,13 @@ void worker_pool::set_home(worker_pool* pool) noexcept {
 
 // Only run() sets poll_deadline, so the calling thread is a worker of tls_pool inside an item.
 void poll_at_yield_point(std::uint64_t now) {
-    worker_pool::worker& self = *tls_pool->workers_[std::size_t(tls_index)];
-    self.poll_due = now + tls_pool->busy_poll_ticks_;
-    poll_deadline = self.poll_due;
-    tls_pool->idle_poll_();
+    tls_pool->serve_network(*tls_pool->workers_[std::size_t(tls_index)], now);
+}
+
+void worker_pool::serve_network(worker& self, std::uint64_t now) {
+    self.poll_due = now + busy_poll_ticks_;
+    poll_deadline = self.poll_due; // before the poll: a yield point inside it does not poll again
+    idle_poll_();
 }
 
 void worker_pool::push(work_item w) {
@@ -221,8 +224,7 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
         if (self.poll_due == std::numeric_limits<std::uint64_t>::max()) { // polled since
             self.poll_due = start + busy_poll_ticks_;
         } else if (start >= self.poll_due) {
-            self.poll_due = start + busy_poll_ticks_;
-            idle_poll_();
+            serve_network(self, start);
         }
         poll_deadline = self.poll_due;
     }

@@ -141,6 +141,9 @@ class worker_pool {
     };
 
     bool pop(int index, work_item& w);
+    // Inline progress, a busy worker: polls the network now, and next at now + busy_poll_us
+    // (between items or at a yield point, whichever comes first).
+    void serve_network(worker& self, std::uint64_t now);
     bool any_work() const noexcept;
     // True if `w` was the last item queued or running in the pool.
     bool run(worker& self, const work_item& w, bool stats);

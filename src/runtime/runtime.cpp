@@ -137,8 +137,7 @@ void on_decision(runtime_state& st, wave_result r) {
             ready.swap(st.waiters);
         }
         for (auto h : ready)
-            st.workers->push(
-                {[](void* a) { std::coroutine_handle<>::from_address(a).resume(); }, h.address()});
+            reschedule(h);
         return;
     }
     case wave_result::deadlock:

@@ -12,7 +12,7 @@ namespace prema::detail {
 namespace {
 std::atomic<transport_state*> g_state{nullptr};
 
-// report_error's hook: a failure counts against this phase.
+// report_error's hook: a failure counts against this phase, while a runtime runs.
 void count_error() noexcept {
     if (auto* st = g_state.load(std::memory_order_acquire))
         st->errors.fetch_add(1, std::memory_order_relaxed);
@@ -35,9 +35,7 @@ transport_state::transport_state(MPI_Comm c, config cf)
     set_error_hook(&count_error);
 }
 
-transport_state::~transport_state() {
-    set_error_hook(nullptr);
-}
+transport_state::~transport_state() = default;
 
 bool set_state(transport_state* st, transport_state* expected) noexcept {
     return g_state.compare_exchange_strong(expected, st);
