@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -185,4 +187,44 @@ TEST_CASE("many ranks flooding one never pass its credit bound") {
         CHECK(most_unmatched > 0);
     }
     board = nullptr;
+}
+
+TEST_CASE("received messages waiting for a busy worker hold their size, not receive buffers") {
+    // Rank 0's only worker is busy while a dedicated progress thread receives 16 small
+    // messages from each other rank (each its own MPI message): they wait in hand for it.
+    constexpr int per_sender = 16;
+    prema::config cfg = prema::config::from_env();
+    cfg.workers = 1;
+    cfg.progress = prema::progress_mode::dedicated;
+    cfg.aggregate_bytes = 0;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    arrived = 0;
+    checker check;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() != 0) {
+            for (int i = 0; i < per_sender; ++i)
+                co_await prema::send(0, prema::fn<&count>, i);
+            check.done = true;
+            co_return;
+        }
+        const auto expected = std::uint64_t(per_sender) * std::uint64_t(prema::ranks() - 1);
+        const std::int64_t before = pool_in_use();
+        const std::uint64_t received_before = prema::detail::state().engine->received();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (prema::detail::state().engine->received() - received_before < expected &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1)); // no yield point: busy
+        const std::int64_t held = pool_in_use() - before;
+        check(prema::detail::state().engine->received() - received_before == expected,
+              "every message reached rank 0 while its worker was busy");
+        check(arrived == 0, "no handler ran while the worker was busy");
+        // Before: a 32 KiB receive buffer each (3.7 MB for 7 senders).
+        check(held < std::int64_t(expected) * 1024, std::to_string(expected) +
+                                                        " received messages hold " +
+                                                        std::to_string(held) + " bytes");
+        check.done = true;
+    }) == 0);
+    if (prema::rank() == 0)
+        check(arrived == long(per_sender) * (prema::ranks() - 1), "every message ran once");
+    report(check);
 }

@@ -44,13 +44,14 @@ class message_pool {
     // A buffer with room for at least `payload_bytes` inline (the largest if that is more
     // than eager_bytes()).
     message* acquire(std::size_t payload_bytes = 0) {
-        std::size_t c = 0;
-        while (payload_bytes > inline_capacity_[c] && c + 1 < classes_)
-            [[unlikely]]++ c;
-        return acquire_class(c);
+        return acquire_class(class_for(payload_bytes));
     }
     // A buffer with room for the largest message (a receive).
     message* acquire_full() { return acquire_class(classes_ - 1); }
+    // Wire bytes of the buffer acquire(payload_bytes) would give.
+    std::size_t wire_bytes_for(std::size_t payload_bytes) const noexcept {
+        return wire_[class_for(payload_bytes)];
+    }
     void release(message* m) noexcept;
 
     std::size_t eager_bytes() const noexcept { return eager_; }
@@ -65,6 +66,12 @@ class message_pool {
     struct thread_cache;
 
   private:
+    std::size_t class_for(std::size_t payload_bytes) const noexcept {
+        std::size_t c = 0;
+        while (payload_bytes > inline_capacity_[c] && c + 1 < classes_)
+            [[unlikely]]++ c;
+        return c;
+    }
     message* acquire_class(std::size_t c);
     message* allocate(std::size_t c);
     void free(message* m) noexcept;

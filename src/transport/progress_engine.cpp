@@ -448,9 +448,26 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
 void progress_engine::repost_deferred() {
     if (deferred_slot_ < 0)
         return;
-    slots_[std::size_t(deferred_slot_)] = pool_.acquire_full();
+    auto& slot = slots_[std::size_t(deferred_slot_)];
+    if (!slot)
+        slot = pool_.acquire_full();
     post_receive(deferred_slot_);
     deferred_slot_ = -1;
+}
+
+message* progress_engine::take_received(std::size_t slot, const MPI_Status& status) {
+    message* m = slots_[slot];
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    const auto bytes = std::size_t(count);
+    if (bytes < sizeof(wire_header) ||
+        pool_.wire_bytes_for(bytes - sizeof(wire_header)) * 4 > pool_.wire_bytes()) {
+        slots_[slot] = nullptr; // the message keeps the buffer; the slot gets a new one
+        return m;
+    }
+    message* copy = pool_.acquire(bytes - sizeof(wire_header));
+    std::memcpy(&copy->header(), &m->header(), bytes);
+    return copy;
 }
 
 bool progress_engine::poll_headers(bool one_header) {
@@ -473,7 +490,7 @@ bool progress_engine::poll_headers(bool one_header) {
         MPI_Test(&slot_requests_[head_], &done, &status);
         if (!done)
             break;
-        message* m = slots_[head_];
+        message* m = take_received(head_, status);
         // This slot's next receive is posted at the next look, after the message has been
         // handed over: inline, its handler runs (and its reply leaves) one MPI_Irecv sooner.
         // The other slots stay posted meanwhile, and MPI keeps what arrives for none.
