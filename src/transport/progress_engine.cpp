@@ -82,7 +82,7 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
       flow_(size_of(comm), cfg.max_outstanding_bytes,
-            sizeof(wire_header) + cfg.eager_bytes + flow_control::message_overhead),
+            flow_control::cost(sizeof(wire_header) + cfg.eager_bytes)),
       max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
@@ -270,9 +270,8 @@ void progress_engine::count_received(message* m, bool from_wire) {
 void progress_engine::start_send(message* m) {
     auto& h = m->header();
     if (m->flow_bytes) { // counted, to another rank (or through MPI to this one)
-        std::uint64_t cost = sizeof(wire_header) +
-                             (h.flags & flag_split ? m->inline_bytes : h.payload_bytes) +
-                             flow_control::message_overhead;
+        const std::uint64_t cost = flow_control::cost(
+            sizeof(wire_header) + (h.flags & flag_split ? m->inline_bytes : h.payload_bytes));
         if (!flow_.take(m->peer, cost)) [[unlikely]] {
             queue_flow(m);
             if (flow_.wait(m, cost))
@@ -364,7 +363,7 @@ void progress_engine::on_credit(message* m, int source) {
         }
         if (ask)
             send_credit(source, credit_request, flow_.request(source));
-    } else if (c.body.need > pool_.wire_bytes() + flow_control::message_overhead) {
+    } else if (c.body.need > flow_control::cost(pool_.wire_bytes())) {
         why = "garbled credit request: its first message is larger than any message";
     } else {
         why = flow_.asked(source, c.body);
@@ -421,7 +420,7 @@ void progress_engine::on_header(message* m, const MPI_Status& status) {
     m->peer = source;
     // The sender charged it to its credit here, whatever else is wrong with it.
     if (h.flags & flag_credited)
-        flow_.matched(source, std::uint64_t(count) + flow_control::message_overhead);
+        flow_.matched(source, flow_control::cost(std::uint64_t(count)));
     if (auto why = check_header(h, count, source, cfg_); !why.empty()) {
         if (payload_follows(h, count, source, max_tag_))
             return drop_payload(m, count, source, why);
