@@ -12,8 +12,8 @@
 // this one; one that does not fit waits, in order, on its sender, which asks for more (an
 // uncounted control message, at most one outstanding per destination). A message costs what
 // MPI may hold for its header message before the receiver matches it (cost()); a split-phase
-// payload is received into memory the receiver chooses once it
-// has matched the header, so it costs nothing here. Every sender starts with a base window
+// payload is received into memory the receiver chooses once it has matched the header, so it
+// costs nothing here. Every sender starts with a base window
 // that the receiver renews, unasked, as it matches the sender's messages; the rest of the
 // receiver's budget is granted on request, to the senders that ask, each at most an equal
 // share among those holding some, and never beyond the waiting messages' cost. One request at

@@ -412,10 +412,7 @@ bool progress_engine::receive_dropped_payloads() {
            }) != 0;
 }
 
-void progress_engine::on_header(message* m, const MPI_Status& status) {
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    int source = status.MPI_SOURCE;
+void progress_engine::on_header(message* m, int count, int source) {
     auto& h = m->header();
     m->peer = source;
     // The sender charged it to its credit here, whatever else is wrong with it.
@@ -454,11 +451,8 @@ void progress_engine::repost_deferred() {
     deferred_slot_ = -1;
 }
 
-message* progress_engine::take_received(std::size_t slot, const MPI_Status& status) {
+message* progress_engine::take_received(std::size_t slot, std::size_t bytes) {
     message* m = slots_[slot];
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    const auto bytes = std::size_t(count);
     if (bytes < sizeof(wire_header) ||
         pool_.wire_bytes_for(bytes - sizeof(wire_header)) * 4 > pool_.wire_bytes()) {
         slots_[slot] = nullptr; // the message keeps the buffer; the slot gets a new one
@@ -489,7 +483,9 @@ bool progress_engine::poll_headers(bool one_header) {
         MPI_Test(&slot_requests_[head_], &done, &status);
         if (!done)
             break;
-        message* m = take_received(head_, status);
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        message* m = take_received(head_, std::size_t(count));
         // This slot's next receive is posted at the next look, after the message has been
         // handed over: inline, its handler runs (and its reply leaves) one MPI_Irecv sooner.
         // The other slots stay posted meanwhile, and MPI keeps what arrives for none.
@@ -498,7 +494,7 @@ bool progress_engine::poll_headers(bool one_header) {
         if (++head_ == slots_.size()) // not `%`: a division costs more than the branch
             head_ = 0;
         ++wire_received_;
-        on_header(m, status);
+        on_header(m, count, status.MPI_SOURCE);
         moved = true;
         if (one_header)
             break;

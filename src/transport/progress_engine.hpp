@@ -176,13 +176,14 @@ class progress_engine {
     bool flush_outbox();
     void post_receive(int slot);
     void repost_deferred();
-    // The message received into `slot`. A small one (a quarter of a receive buffer or less)
-    // moves to a buffer of its size and the slot keeps its own; a larger one keeps the slot's
+    // The message received into `slot`, `bytes` long. A small one (a quarter of a receive buffer or
+    // less) moves to a buffer of its size and the slot keeps its own; a larger one keeps the slot's
     // buffer, and the slot gets a new one when it is posted again. So the received messages a
     // busy rank holds (up to max_in_hand_) cost about their size, not the eager size each
     // (4 MiB a rank by default before).
-    message* take_received(std::size_t slot, const MPI_Status& status);
-    void on_header(message* m, const MPI_Status& status);
+    message* take_received(std::size_t slot, std::size_t bytes);
+    // A header message of `count` bytes from `source`, received into `m`.
+    void on_header(message* m, int count, int source);
     void on_op_done(const op& o);
     // `from_wire`: it came through MPI, so the caller is the polling thread (see poller_count).
     void count_received(message* m, bool from_wire);
