@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots, against the number of ranks (log scale), the busiest rank's messages per operation
-and PREMA's own memory per rank (peak RSS minus the RSS right after MPI_Init, and the peak C++
-heap), from the JSON rows that `scale --json` writes (benchmarks/run_scale.sh gathers them in
+and PREMA's own memory per rank (peak RSS minus the RSS right after MPI_Init, its anonymous
+part above MPI_Init, and the peak C++ heap), from the JSON rows that `scale --json` writes (benchmarks/run_scale.sh gathers them in
 scale.jsonl).
 
     benchmarks/plot_scale.py [results/scale.jsonl] [results/scale.png]
@@ -54,6 +54,12 @@ def main() -> int:
     if pts:
         mem.plot([p for p, _ in pts], [m for _, m in pts], marker="s",
                  label="C++ heap (PREMA's own), after the collectives")
+    # The RSS without code pages and MPI's shared memory (rows from before it have no anon_kb).
+    pts = sorted((r["ranks"], (r["anon_kb"] - r["anon_after_mpi_init_kb"]) / 1024) for r in rows
+                 if r["op"] == "quiescence" and "anon_kb" in r)
+    if pts:
+        mem.plot([p for p, _ in pts], [m for _, m in pts], marker="^",
+                 label="anonymous RSS above MPI_Init, after the collectives")
     mem.set_xscale("log", base=2)
     mem.set_xlabel("ranks")
     mem.set_ylabel("peak per rank (MiB; RSS above MPI_Init)")

@@ -2,14 +2,21 @@
 // (benchmarks/run_scale.sh runs P = 8 ... 256, oversubscribed), one row per operation:
 //
 //   {"ranks":P,"op":"all_reduce","busiest_msgs":M,"busiest_bytes":B,"rss_kb":K,
-//    "rss_after_mpi_init_kb":K0,"heap_kb":H}
+//    "rss_after_mpi_init_kb":K0,"heap_kb":H,"anon_kb":A,"anon_after_mpi_init_kb":A0,
+//    "file_kb":F,"shmem_kb":S}
 //
 // busiest: the rank that handled (sent plus received) the most handler messages during the
 // operation; its messages and their wire bytes per call (incast: in all), its peak RSS after the
 // operation (VmHWM; the operations run in the order below, the incast last since it is the
 // heaviest), its RSS right after MPI_Init (MPI's own per-peer state, not PREMA's) and its peak
 // C++ heap after the operation (heap_count.hpp: PREMA's own memory, without the state MPI
-// makes after MPI_Init). Counts only, no times: the counts are exact on a loaded machine, times
+// makes after MPI_Init). The RSS counts pages of three kinds, told apart by anon_kb, file_kb
+// and shmem_kb (the busiest rank's RssAnon, RssFile and RssShmem after the operation, as they
+// are then, not their peaks): anonymous memory (the heaps and stacks of PREMA and MPI),
+// file-backed pages (the code of PREMA, MPI and the C++ library, faulted in as it first runs and
+// shared by every rank of a node) and shared memory (MPI's shared-memory transport: its
+// segments and the pages of its peers' segments this rank has touched). Only the first is a
+// rank's own memory. Counts only, no times: the counts are exact on a loaded machine, times
 // are not.
 //
 // Operations, each in a phase of its own, --calls times (create_many once):
@@ -51,7 +58,8 @@ struct options {
     bool check = false;
 };
 
-// Peak (VmHWM) or current (VmRSS) resident set of this process, in KiB.
+// A field of /proc/self/status in KiB: the peak (VmHWM) or current (VmRSS) resident set, or a
+// part of the current one (RssAnon, RssFile, RssShmem).
 long status_kb(const char* field) {
     std::ifstream in("/proc/self/status");
     std::string line;
@@ -78,12 +86,18 @@ void arrive(int) {
 struct row {
     std::string op;
     long long msgs = 0, bytes = 0, rss_kb = 0, rss_init_kb = 0, heap_kb = 0;
+    long long anon_kb = 0, anon_init_kb = 0, file_kb = 0, shmem_kb = 0;
+};
+
+// This process's resident memory: all of it after MPI_Init, and its anonymous part.
+struct resident {
+    long rss_kb = 0, anon_kb = 0;
 };
 
 class bench {
   public:
-    bench(const options& o, const prema::config& cfg, long rss_init_kb)
-        : o_(o), rt_(MPI_COMM_WORLD, cfg), rss_init_kb_(rss_init_kb) {
+    bench(const options& o, const prema::config& cfg, resident at_init)
+        : o_(o), rt_(MPI_COMM_WORLD, cfg), at_init_(at_init) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
         prema::detail::count_messages(true);
@@ -95,12 +109,18 @@ class bench {
         if (rt_.run(std::move(entry)) != 0)
             failed_ = true;
         auto after = prema::detail::counted_messages();
-        constexpr int fields = 5;
+        constexpr int fields = 9;
         long long mine[fields] = {
             (long long)(after.sent + after.received - before.sent - before.received),
             (long long)(after.bytes_sent + after.bytes_received - before.bytes_sent -
                         before.bytes_received),
-            status_kb("VmHWM"), rss_init_kb_, scale_bench::heap_peak_bytes() / 1024};
+            status_kb("VmHWM"),
+            at_init_.rss_kb,
+            scale_bench::heap_peak_bytes() / 1024,
+            status_kb("RssAnon"),
+            at_init_.anon_kb,
+            status_kb("RssFile"),
+            status_kb("RssShmem")};
         std::vector<long long> all(std::size_t(fields * size_));
         MPI_Gather(mine, fields, MPI_LONG_LONG, all.data(), fields, MPI_LONG_LONG, 0,
                    MPI_COMM_WORLD);
@@ -111,7 +131,8 @@ class bench {
             if (all[fields * r] > all[fields * busiest])
                 busiest = r;
         const long long* b = &all[fields * busiest];
-        rows_.push_back({op, (b[0] + per - 1) / per, (b[1] + per - 1) / per, b[2], b[3], b[4]});
+        rows_.push_back({op, (b[0] + per - 1) / per, (b[1] + per - 1) / per, b[2], b[3], b[4], b[5],
+                         b[6], b[7], b[8]});
     }
 
     int run_all() {
@@ -171,18 +192,24 @@ class bench {
         if (rank_ != 0)
             return all_ok ? 0 : 1;
         const long long bound = 2 * std::bit_width(unsigned(size_ - 1)) + 4;
-        std::printf("%6s %-12s %14s %14s %10s %16s %8s\n", "ranks", "op", "busiest_msgs",
-                    "busiest_bytes", "rss_kb", "rss_after_init_kb", "heap_kb");
+        std::printf("%6s %-12s %14s %14s %10s %16s %8s %8s %15s %8s %8s\n", "ranks", "op",
+                    "busiest_msgs", "busiest_bytes", "rss_kb", "rss_after_init_kb", "heap_kb",
+                    "anon_kb", "anon_after_init", "file_kb", "shmem_kb");
         std::string lines;
         for (auto& r : rows_) {
-            std::printf("%6d %-12s %14lld %14lld %10lld %16lld %8lld\n", size_, r.op.c_str(),
-                        r.msgs, r.bytes, r.rss_kb, r.rss_init_kb, r.heap_kb);
+            std::printf("%6d %-12s %14lld %14lld %10lld %16lld %8lld %8lld %15lld %8lld %8lld\n",
+                        size_, r.op.c_str(), r.msgs, r.bytes, r.rss_kb, r.rss_init_kb, r.heap_kb,
+                        r.anon_kb, r.anon_init_kb, r.file_kb, r.shmem_kb);
             lines += "{\"ranks\":" + std::to_string(size_) + ",\"op\":\"" + r.op +
                      "\",\"busiest_msgs\":" + std::to_string(r.msgs) +
                      ",\"busiest_bytes\":" + std::to_string(r.bytes) +
                      ",\"rss_kb\":" + std::to_string(r.rss_kb) +
                      ",\"rss_after_mpi_init_kb\":" + std::to_string(r.rss_init_kb) +
-                     ",\"heap_kb\":" + std::to_string(r.heap_kb) + "}\n";
+                     ",\"heap_kb\":" + std::to_string(r.heap_kb) +
+                     ",\"anon_kb\":" + std::to_string(r.anon_kb) +
+                     ",\"anon_after_mpi_init_kb\":" + std::to_string(r.anon_init_kb) +
+                     ",\"file_kb\":" + std::to_string(r.file_kb) +
+                     ",\"shmem_kb\":" + std::to_string(r.shmem_kb) + "}\n";
             bool collective = r.op == "all_reduce" || r.op == "broadcast" || r.op == "gather";
             if (o_.check && collective && r.msgs > bound) {
                 std::fprintf(stderr,
@@ -205,7 +232,7 @@ class bench {
 
     const options& o_;
     prema::runtime rt_;
-    long rss_init_kb_;
+    resident at_init_;
     int rank_ = 0, size_ = 1;
     bool failed_ = false;
     std::vector<row> rows_;
@@ -228,11 +255,12 @@ int main(int argc, char** argv) {
                  "messages per call",
                  o.check);
     return example::main(argc, argv, cli, [&](const prema::config& given) {
-        long rss_init_kb = status_kb("VmRSS"); // MPI is initialised, no runtime yet
+        // MPI is initialised, no runtime yet
+        const resident at_init{status_kb("VmRSS"), status_kb("RssAnon")};
         prema::config cfg = given;
         cfg.progress = prema::progress_mode::inline_;
         cfg.workers = 1;
-        bench b(o, cfg, rss_init_kb);
+        bench b(o, cfg, at_init);
         return b.run_all();
     });
 }
