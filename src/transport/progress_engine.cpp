@@ -451,9 +451,9 @@ void progress_engine::repost_deferred() {
     deferred_slot_ = -1;
 }
 
-message* progress_engine::take_received(std::size_t slot, std::size_t bytes) {
+message* progress_engine::take_received(std::size_t slot, std::size_t bytes, bool alone) {
     message* m = slots_[slot];
-    if (bytes < sizeof(wire_header) ||
+    if (alone || bytes < sizeof(wire_header) ||
         pool_.wire_bytes_for(bytes - sizeof(wire_header)) * 4 > pool_.wire_bytes()) {
         slots_[slot] = nullptr; // the message keeps the buffer; the slot gets a new one
         return m;
@@ -485,7 +485,7 @@ bool progress_engine::poll_headers(bool one_header) {
             break;
         int count = 0;
         MPI_Get_count(&status, MPI_BYTE, &count);
-        message* m = take_received(head_, std::size_t(count));
+        message* m = take_received(head_, std::size_t(count), in_hand == 0 && !moved);
         // This slot's next receive is posted at the next look, after the message has been
         // handed over: inline, its handler runs (and its reply leaves) one MPI_Irecv sooner.
         // The other slots stay posted meanwhile, and MPI keeps what arrives for none.
