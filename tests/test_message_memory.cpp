@@ -192,16 +192,24 @@ TEST_CASE("many ranks flooding one never pass its credit bound") {
 
 // Every rank but 0 sends rank 0 `per_sender` small messages (each its own MPI message:
 // aggregation off) while rank 0 runs `busy`, which checks what rank 0 holds meanwhile; then
-// every message has run once on rank 0.
+// every message has run once on rank 0. `busy` is given rank 0's state before the phase: a
+// dedicated progress thread may receive some of the messages before rank 0's entry starts.
+struct flood_start {
+    std::uint64_t all_received; // the engine's received() once every message has reached it
+    std::int64_t pool_bytes;    // pool_in_use()
+};
 template <class Busy> void flood_rank0(prema::config cfg, int per_sender, Busy busy) {
     cfg.workers = 1;
     cfg.aggregate_bytes = 0;
     arrived = 0;
     prema::runtime rt(MPI_COMM_WORLD, cfg);
+    const flood_start start{prema::detail::state().engine->received() +
+                                std::uint64_t(per_sender) * std::uint64_t(world_size() - 1),
+                            pool_in_use()};
     checker check;
     CHECK(rt.run([&]() -> prema::task<> {
         if (prema::rank() == 0)
-            co_await busy(check, std::uint64_t(per_sender) * std::uint64_t(prema::ranks() - 1));
+            co_await busy(check, start);
         else
             for (int i = 0; i < per_sender; ++i)
                 co_await prema::send(0, prema::fn<&count>, i);
@@ -217,16 +225,15 @@ TEST_CASE("received messages waiting for a busy worker hold their size, not rece
     // messages from each other rank: they wait in hand for it.
     prema::config cfg = prema::config::from_env();
     cfg.progress = prema::progress_mode::dedicated;
-    flood_rank0(cfg, 16, [](checker& check, std::uint64_t expected) -> prema::task<> {
-        const std::int64_t before = pool_in_use();
+    const std::uint64_t expected = 16 * std::uint64_t(world_size() - 1);
+    flood_rank0(cfg, 16, [&](checker& check, const flood_start& start) -> prema::task<> {
         auto& engine = *prema::detail::state().engine;
-        const std::uint64_t received_before = engine.received();
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (engine.received() - received_before < expected &&
+        while (engine.received() < start.all_received &&
                std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(1)); // no yield point: busy
-        const std::int64_t held = pool_in_use() - before;
-        check(engine.received() - received_before == expected,
+        const std::int64_t held = pool_in_use() - start.pool_bytes;
+        check(engine.received() == start.all_received,
               "every message reached rank 0 while its worker was busy");
         check(arrived == 0, "no handler ran while the worker was busy");
         // Before: a 32 KiB receive buffer each (3.7 MB for 7 senders).
@@ -244,7 +251,7 @@ TEST_CASE("small messages unmatched at a busy rank hold no more heap than its cr
     // (Open MPI's ob1, measured), not its 20-odd bytes on the wire.
     prema::config cfg = one_inline_worker();
     cfg.max_outstanding_bytes = std::size_t{1} << 20;
-    flood_rank0(cfg, 3000, [](checker& check, std::uint64_t) -> prema::task<> {
+    flood_rank0(cfg, 3000, [](checker& check, const flood_start&) -> prema::task<> {
         const std::uint64_t bound = prema::detail::state().engine->flow().exposure_bound();
         auto heap = [] {
             const auto m = mallinfo2();
