@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Plots, against the number of ranks (log scale), the busiest rank's messages per operation
 and PREMA's own memory per rank (peak RSS minus the RSS right after MPI_Init, its anonymous
-part above MPI_Init, and the peak C++ heap), from the JSON rows that `scale --json` writes (benchmarks/run_scale.sh gathers them in
-scale.jsonl).
+part above MPI_Init, and the peak C++ heap), from the JSON rows that `scale --json` writes
+(benchmarks/run_scale.sh gathers them in scale.jsonl).
 
     benchmarks/plot_scale.py [results/scale.jsonl] [results/scale.png]
 

@@ -181,8 +181,8 @@ class progress_engine {
     // slot keeps its own; any other keeps the slot's buffer, and the slot gets a new one when it
     // is posted again. So the received messages a busy rank holds (up to max_in_hand_) cost
     // about their size, not the eager size each (4 MiB a rank by default before), and a message
-    // that is all the rank has in hand, which runs next (a reply in a chain of calls), pays no
-    // copy (about 130 instructions of a 4,000-instruction hop) for one full buffer at most.
+    // that is all the rank has in hand, which runs next (a reply in a chain of calls), is not
+    // copied: one full buffer at most, for 65 fewer of a hop's 4,000 instructions.
     message* take_received(std::size_t slot, std::size_t bytes, bool alone);
     // A header message of `count` bytes from `source`, received into `m`.
     void on_header(message* m, int count, int source);
