@@ -1,9 +1,9 @@
 // What a rank holds for messages it has not sent yet, and what it lets others send it
 // (docs/design/flow-control.md): calls not yet awaited hold their requests' bytes, not message
 // buffers; a worker's open batches to every rank hold what they carry, and one that follows a
-// full batch opens at the batch size; and ranks that flood one
-// rank together never have more unmatched bytes there than its credit bound, however many they
-// are, while every message arrives exactly once.
+// full batch opens at the batch size; and ranks that flood one rank together never have more
+// unmatched bytes there than its credit bound, however many they are, while every message
+// arrives exactly once.
 #include <algorithm>
 #include <array>
 #include <atomic>
