@@ -3,12 +3,15 @@
 // balancer moves (bag.hpp), and compares the time with a plain sequential loop over the same
 // node code, which rank 0 times first in the same job.
 //
-//   mpirun -np P ./uts --tree T1|T3|T1L|T3L|... [--json FILE] [--repeat N]
+//   mpirun -np P ./uts --tree T1|T3|T1L|T3L|... [--json FILE] [--repeat N] [--loop-on-every-rank]
 //   (--help lists every option; --prema-* runtime options apply to the parallel search)
 //
 // Prints the count (nodes, leaves, depth), the parallel time and rate, the bags the balancer
 // moved, and the parallel efficiency, sequential time / (ranks x parallel time); on one rank
-// that is the runtime's overhead over the loop. The policy is --prema-lb, or lifeline where
+// that is the runtime's overhead over the loop. --loop-on-every-rank also times the loop on
+// every rank at once and the efficiency against that: the cores of a machine slow each other
+// down when all are busy (shared caches, memory bandwidth, a virtual machine's host), and the
+// parallel search pays that too. The policy is --prema-lb, or lifeline where
 // the runtime's default is none. Exit status 1 if any count differs from the tree's
 // published size (the loop's or the search's): the benchmark never reports a wrong tree.
 #include <algorithm>
@@ -35,6 +38,7 @@ struct options {
     int chunk = 1024;
     int reserve = -1; // -1: workers + 3
     int repeat = 1;
+    bool loop_everywhere = false;
     std::string give_on_demand = "off";
     std::string json;
     bool lb_given = false;
@@ -63,6 +67,11 @@ struct options {
                 "run the sequential loop and the parallel search N times each and keep the "
                 "fastest of each",
                 repeat, 1, 1000);
+        cli.add_flag("--loop-on-every-rank",
+                     "also time the sequential loop on every rank at once, and the efficiency "
+                     "against it: how much of the shortfall is the machine's cores slowing each "
+                     "other down, not the runtime",
+                     loop_everywhere);
         cli.add("--json", "FILE", "also write the results as JSON", json);
         lb_given = example::lb_option_given(argc, argv);
     }
@@ -118,6 +127,36 @@ sequential_run time_sequential(const uts::tree& shape, const uts::sample_tree& t
     wait_for_rank_0();
     MPI_Bcast(&right, 1, MPI_INT, 0, MPI_COMM_WORLD);
     best.right = right != 0;
+    return best;
+}
+
+// The sequential loop on every rank at once, each over its own copy of the tree, `repeat`
+// times: on rank 0 the lowest mean of the ranks' times and that round's slowest rank (-1
+// elsewhere); and whether every count was right.
+struct everywhere_run {
+    double mean_seconds = -1, slowest_seconds = -1;
+    bool right = true;
+};
+
+everywhere_run time_loop_everywhere(const uts::tree& shape, const uts::sample_tree& t, int repeat) {
+    int ranks = 1, rank = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    everywhere_run best;
+    for (int i = 0; i < repeat; ++i) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = prema::wtime();
+        uts::tally got = shape.search();
+        const double mine = prema::wtime() - t0;
+        double sum = 0, slowest = 0;
+        int right = report_count("the loop on every rank", got, t), all_right = 0;
+        MPI_Allreduce(&right, &all_right, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        best.right = best.right && all_right != 0;
+        if (rank == 0 && (best.mean_seconds < 0 || sum / ranks < best.mean_seconds))
+            best.mean_seconds = sum / ranks, best.slowest_seconds = slowest;
+    }
     return best;
 }
 
@@ -188,6 +227,16 @@ int run(const options& o, const prema::config& cfg) {
         std::printf("sequential loop (rank 0): %.3f s, %.2f M nodes/s, %.3f s of CPU time\n",
                     seq.seconds, double(t.expected.nodes) / seq.seconds * 1e-6, seq.cpu_s);
 
+    everywhere_run everywhere;
+    if (o.loop_everywhere) {
+        everywhere = time_loop_everywhere(shape, t, o.repeat);
+        if (rank == 0)
+            std::printf("the loop on every rank at once: %.3f s on average, %.3f s the slowest "
+                        "(%+.1f%% against the loop alone)\n",
+                        everywhere.mean_seconds, everywhere.slowest_seconds,
+                        (everywhere.mean_seconds / seq.seconds - 1) * 100);
+    }
+
     parallel_run best;
     bool par_right = true;
     for (int i = 0; i < o.repeat; ++i) {
@@ -199,7 +248,7 @@ int run(const options& o, const prema::config& cfg) {
         if (i == 0 || r.seconds < best.seconds)
             best = r;
     }
-    if (!seq.right || !par_right)
+    if (!seq.right || !par_right || !everywhere.right)
         return 1;
 
     if (rank != 0)
@@ -223,6 +272,11 @@ int run(const options& o, const prema::config& cfg) {
                     (best.seconds / seq.seconds - 1) * 100);
     std::printf("efficiency: %.1f%% (sequential loop / (%d x parallel))\n", efficiency * 100,
                 ranks);
+    const double loaded_efficiency = everywhere.mean_seconds / (ranks * best.seconds);
+    if (o.loop_everywhere)
+        std::printf("efficiency against the loop on every rank at once: %.1f%% (its mean / (%d x "
+                    "parallel))\n",
+                    loaded_efficiency * 100, ranks);
     if (!o.json.empty()) {
         example::json out;
         out.set("tree", t.name)
@@ -248,6 +302,10 @@ int run(const options& o, const prema::config& cfg) {
             .set("fewest_nodes_per_rank", (long long)best.fewest_nodes)
             .set("most_nodes_per_rank", (long long)best.most_nodes)
             .set("longest_answer_wait_s", best.longest_answer_wait_s);
+        if (o.loop_everywhere)
+            out.set("every_rank_loop_seconds", everywhere.mean_seconds)
+                .set("every_rank_loop_slowest_seconds", everywhere.slowest_seconds)
+                .set("efficiency_against_every_rank_loop", loaded_efficiency);
         if (!out.write(o.json))
             return 1;
     }
