@@ -1,10 +1,8 @@
 // What a rank holds for messages it has not sent yet, and what it lets others send it
 // (docs/design/flow-control.md): calls not yet awaited hold their requests' bytes, not message
-// buffers; a worker's open batches to every rank hold what they carry, and one that follows a
-// full batch opens at the batch size; and ranks that flood one rank together never have more
-// unmatched bytes there than its credit bound, however many they are, while every message
-// arrives exactly once.
-#include <algorithm>
+// buffers; a worker's open batches to every rank hold what they carry; and ranks that flood one
+// rank together never have more unmatched bytes there than its credit bound, however many they
+// are, while every message arrives exactly once.
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -20,7 +18,6 @@
 #include <prema/prema.hpp>
 
 #include "test_support.hpp"
-#include "transport/aggregator.hpp"
 #include "transport/transport_state.hpp"
 
 namespace {
@@ -92,61 +89,6 @@ TEST_CASE("a worker's open batches to every rank hold what they carry") {
     }) == 0);
     report(check);
     CHECK(arrived.load() == world_size() - 1);
-}
-
-TEST_CASE("a batch opens with room for what its lane's previous batch left with") {
-    arrived = 0;
-    constexpr int stream = 5000; // about six full batches of 16-byte items
-    prema::runtime rt(MPI_COMM_WORLD, one_inline_worker());
-    checker check;
-    CHECK(rt.run([&]() -> prema::task<> {
-        if (prema::rank() != 0) {
-            co_await prema::quiescence();
-            co_await prema::quiescence();
-            check.done = true;
-            co_return;
-        }
-        auto* batches = prema::detail::my_batches(prema::detail::state());
-        check(batches != nullptr, "the entry's worker has batches");
-        if (!batches)
-            co_return;
-        const auto& lane = batches->lanes()[1];
-        const std::size_t full = batches->max_payload() + sizeof(prema::detail::batch_prefix) +
-                                 sizeof(prema::detail::batch_item);
-        // A stream: a batch that follows a full one opens at the batch size (before: each
-        // opened in the smallest buffer and was copied up four times on its way to full).
-        int reopened_after_full = 0;
-        std::size_t before = 0; // what the last batch seen open carried, at least
-        for (int i = 0; i < stream; ++i) {
-            const bool was_closed = lane.msg == nullptr;
-            co_await prema::send(1, prema::fn<&count>, i);
-            if (lane.msg == nullptr)
-                continue;
-            if (!was_closed) {
-                before = lane.used;
-                continue;
-            }
-            reopened_after_full += before > full / 2;
-            check(lane.capacity >= std::min(before, full),
-                  "a batch after one of " + std::to_string(before) +
-                      " bytes opened with room for " + std::to_string(lane.capacity));
-            before = lane.used;
-        }
-        check(reopened_after_full >= 3,
-              "batches opened after a full one: " + std::to_string(reopened_after_full));
-        // A batch that left with one message: the next opens small again.
-        co_await prema::quiescence();
-        co_await prema::send(1, prema::fn<&count>, -1);
-        co_await prema::quiescence();
-        co_await prema::send(1, prema::fn<&count>, -2);
-        check(lane.msg && lane.capacity <= 1024,
-              "after a batch of one message the next opened with room for " +
-                  std::to_string(lane.capacity) + " bytes");
-        check.done = true;
-    }) == 0);
-    report(check);
-    if (world_rank() == 1)
-        CHECK(arrived.load() == stream + 2);
 }
 
 namespace {

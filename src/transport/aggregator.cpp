@@ -23,7 +23,7 @@ batch_set::~batch_set() {
 }
 
 void batch_set::start(int dest, batch_lane& b) {
-    b.msg = pool_.acquire(b.last_used);
+    b.msg = pool_.acquire();
     b.capacity = std::min(capacity_, b.msg->inline_capacity());
     b.used = sizeof(batch_prefix);
     b.count = 0;
@@ -93,7 +93,6 @@ void batch_set::flush(int dest) {
         open_count_.store(int(dirty_.size()), std::memory_order_release);
         return;
     }
-    b.last_used = std::uint32_t(b.used);
     batch_prefix prefix{b.count, 0};
     std::memcpy(m->inline_data(), &prefix, sizeof prefix);
     m->header() = wire_header{wire_magic, flag_batch, 0, 0, b.used, rank_, 0};

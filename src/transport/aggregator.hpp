@@ -3,13 +3,13 @@
 // Each worker thread owns a batch_set: at most one open batch (a pooled message, see
 // message.hpp) per destination rank. prema::send and the runtime's own replies serialize
 // straight into the open batch, so a message costs a few stores, not a pooled buffer and an MPI
-// send. A batch opens in a buffer with room for what its lane's previous batch left with (the
-// pool's smallest for a lane's first) and moves to one 4x larger as it fills, up to the batch
-// size, so an open batch holds memory in proportion to what it or the batch before it carries,
-// and a destination with no open batch holds none: a worker that has written to P ranks holds
-// their messages' bytes, not P batch-sized buffers. A stream of full batches opens each at the
-// batch size: opened small, each 32 KiB batch copied 21 KiB on its way up, a quarter of the
-// instructions of sending a 16-byte message (callgrind, benchmarks/latency's rate). A batch
+// send. A batch opens in the pool's smallest buffer and moves to one 4x larger as it fills, up
+// to the batch size, so an open batch holds memory in proportion to what it carries, and a
+// destination with no open batch holds none: a worker that has written to P ranks holds their
+// messages' bytes, not P batch-sized buffers (a batch's few growth copies cost less than one
+// MPI message; opening a lane's next batch at the size its last one left with cut a 16-byte
+// send from 124 to 102 instructions but lowered the object message rate by about 13% in 13
+// alternating pairs of jobs, 2026-11-28, so batches still start small). A batch
 // leaves (progress_engine::post) when it is full, when a message of prompt_bytes or more
 // joins it (outbox.hpp; heat2d's 4 KiB edge rows waited for the sender's next compute step
 // before that rule: +16% wall time on 2 ranks against +2% unbatched), when its worker finds

@@ -18,7 +18,6 @@ struct batch_lane {
     std::size_t used = 0;     // payload bytes, prefix included
     std::size_t capacity = 0; // payload bytes its buffer holds now (it grows up to the batch size)
     std::uint32_t count = 0;
-    std::uint32_t last_used = 0; // payload bytes the lane's previous batch left with
 };
 
 // A message of at least this much payload leaves at once, with its batch (aggregator.hpp says
