@@ -9,11 +9,11 @@
 // Prints the count (nodes, leaves, depth), the parallel time and rate, the bags the balancer
 // moved, and the parallel efficiency, sequential time / (ranks x parallel time); on one rank
 // that is the runtime's overhead over the loop. --loop-on-every-rank also times the loop on
-// every rank at once and the efficiency against that: the cores of a machine slow each other
-// down when all are busy (shared caches, memory bandwidth, a virtual machine's host), and the
-// parallel search pays that too. The policy is --prema-lb, or lifeline where
-// the runtime's default is none. Exit status 1 if any count differs from the tree's
-// published size (the loop's or the search's): the benchmark never reports a wrong tree.
+// every rank at once and the efficiency against that: the cores of a machine may slow each
+// other down when all are busy (shared caches, memory bandwidth, a virtual machine's host), and
+// the parallel search pays that too. The policy is --prema-lb, or lifeline where the runtime's
+// default is none. Exit status 1 if any count differs from the tree's published size (the
+// loop's, the loops' on every rank or the search's): the benchmark never reports a wrong tree.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
