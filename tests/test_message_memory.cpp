@@ -225,8 +225,9 @@ TEST_CASE("received messages waiting for a busy worker hold their size, not rece
     // messages from each other rank: they wait in hand for it.
     prema::config cfg = prema::config::from_env();
     cfg.progress = prema::progress_mode::dedicated;
-    const std::uint64_t expected = 16 * std::uint64_t(world_size() - 1);
-    flood_rank0(cfg, 16, [&](checker& check, const flood_start& start) -> prema::task<> {
+    constexpr int per_sender = 16;
+    const std::uint64_t expected = per_sender * std::uint64_t(world_size() - 1);
+    flood_rank0(cfg, per_sender, [&](checker& check, const flood_start& start) -> prema::task<> {
         auto& engine = *prema::detail::state().engine;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
         while (engine.received() < start.all_received &&

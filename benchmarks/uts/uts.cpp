@@ -272,7 +272,8 @@ int run(const options& o, const prema::config& cfg) {
                     (best.seconds / seq.seconds - 1) * 100);
     std::printf("efficiency: %.1f%% (sequential loop / (%d x parallel))\n", efficiency * 100,
                 ranks);
-    const double loaded_efficiency = everywhere.mean_seconds / (ranks * best.seconds);
+    const double loaded_efficiency =
+        o.loop_everywhere ? everywhere.mean_seconds / (ranks * best.seconds) : 0;
     if (o.loop_everywhere)
         std::printf("efficiency against the loop on every rank at once: %.1f%% (its mean / (%d x "
                     "parallel))\n",
