@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -381,12 +382,15 @@ TEST_SUITE("task") {
     TEST_CASE("yield_point is ready unless the slice has expired; yield never is") {
         // Off the worker pool no slice runs, so yield points never suspend.
         CHECK(prema::yield_point().await_ready());
+        CHECK_FALSE(prema::should_yield());
         CHECK_FALSE(prema::yield().await_ready());
         auto saved = prema::detail::slice_deadline;
         prema::detail::slice_deadline = 0; // an expired slice
         CHECK_FALSE(prema::yield_point().await_ready());
+        CHECK(prema::should_yield());
         prema::detail::slice_deadline = saved;
         CHECK(prema::yield_point().await_ready());
+        CHECK_FALSE(prema::should_yield());
     }
 
 } // TEST_SUITE("task")
@@ -476,6 +480,31 @@ TEST_SUITE("task") {
         CHECK_FALSE(before_points);
         CHECK_FALSE(after_points);
         CHECK(after_yield);
+    }
+
+    TEST_CASE("should_yield turns true once the slice outlives the quantum, never at quantum 0") {
+        using clock = std::chrono::steady_clock;
+        // How long a handler's loop that asks should_yield() runs, up to 1 s.
+        auto spin = [](std::uint64_t quantum_us, bool& at_start) {
+            double ran_us = -1;
+            prema::runtime rt(MPI_COMM_WORLD, small_config(1, quantum_us));
+            CHECK(rt.run([&]() -> prema::task<> {
+                at_start = prema::should_yield();
+                auto t0 = clock::now();
+                while (!prema::should_yield() && clock::now() - t0 < std::chrono::seconds(1))
+                    ;
+                ran_us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+                co_return;
+            }) == 0);
+            return ran_us;
+        };
+        bool at_start = true;
+        const double ran_us = spin(20'000, at_start);
+        CHECK_FALSE(at_start);
+        CHECK(ran_us > 10'000); // the slice began before the loop, not long before
+        CHECK(ran_us < 500'000);
+        CHECK(spin(0, at_start) >= 1e6); // quantum 0: preemption is off
+        CHECK_FALSE(at_start);
     }
 
     TEST_CASE("an exception escaping a spawned task or the entry makes run() report failure") {

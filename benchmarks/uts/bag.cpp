@@ -71,26 +71,33 @@ void start_bag(std::vector<node> nodes) {
     queue(prema::make_mobile<bag>(std::move(nodes)));
 }
 
-// One chunk of a bag. `queued_on` is the rank that counted this chunk as waiting.
+// A bag's turn: chunks until the bag is empty or the quantum is over, topping up the waiting
+// bags after each. Then it sends itself the rest, as a message any policy may move. Between
+// chunks should_yield() also serves steal requests (from the waiting bags). A turn per quantum,
+// not per chunk: every message to a bag costs a few microseconds here (its route, its place in
+// the balancer's index, its frame), 6% of a 100 us chunk on 2 ranks.
+// `queued_on` is the rank that counted this turn as waiting.
 prema::task<> expand(bag& b, prema::mobile_ptr<bag> self, int queued_on) {
     if (queued_on == prema::rank())
         counted_down();
     else // the balancer moved the bag here
         (void)prema::send(queued_on, prema::fn<&counted_down>);
     tally t;
-    settings.shape->expand(b.nodes, t, settings.chunk);
+    do {
+        settings.shape->expand(b.nodes, t, settings.chunk);
+        if (settings.give_on_demand && b.nodes.size() >= 2 && prema::lb::demand() > 0) {
+            given.fetch_add(1, std::memory_order_relaxed);
+            prema::spawn_anywhere(prema::fn<&start_bag>, b.split());
+        }
+        while (waiting.load(std::memory_order_relaxed) < settings.reserve && b.nodes.size() >= 2)
+            queue(prema::make_mobile<bag>(b.split()));
+    } while (!b.nodes.empty() && !prema::should_yield());
     add(t);
     if (b.nodes.empty()) {
         co_await prema::destroy(self); // once this handler ends
         co_return;
     }
     queue(self);
-    if (settings.give_on_demand && b.nodes.size() >= 2 && prema::lb::demand() > 0) {
-        given.fetch_add(1, std::memory_order_relaxed);
-        prema::spawn_anywhere(prema::fn<&start_bag>, b.split());
-    }
-    while (waiting.load(std::memory_order_relaxed) < settings.reserve && b.nodes.size() >= 2)
-        queue(prema::make_mobile<bag>(b.split()));
 }
 
 } // namespace

@@ -51,7 +51,9 @@ struct options {
                 "the tree to count (T1..T5: about 4 M nodes, T1L, T2L, T3L: about 100 M; "
                 "T1XS, T3XS: a quarter of a million, for tests)",
                 tree, names);
-        cli.add("--chunk", "N", "nodes a bag expands per handler before it queues itself again",
+        cli.add("--chunk", "N",
+                "nodes a bag expands between two looks at the quantum (and the network); a "
+                "bag queues itself again once its quantum is over",
                 chunk, 1, 1 << 30);
         cli.add("--reserve", "N",
                 "bags a rank keeps queued, splitting its running bag when it has fewer: what "

@@ -82,13 +82,21 @@ inline yield_awaiter yield() noexcept {
     return {false};
 }
 
-/// Suspends only if the current slice has outlived the quantum. With inline progress it also
-/// serves the network every 50 us or so, on this thread, without suspending.
-inline yield_awaiter yield_point() {
+/// True once the current slice has outlived the quantum: where yield_point() would suspend.
+/// With inline progress it serves the network as yield_point() does. For a handler that would
+/// rather end than suspend: one that holds work the balancer could move once it is a message
+/// again (a bag of tasks that sends itself the rest; docs/guide/fine-grained-dynamic-work.md).
+inline bool should_yield() {
     const std::uint64_t now = detail::now_ticks();
     if (now >= detail::poll_deadline) [[unlikely]]
         detail::poll_at_yield_point(now);
-    return {now < detail::slice_deadline};
+    return now >= detail::slice_deadline;
+}
+
+/// Suspends only if the current slice has outlived the quantum. With inline progress it also
+/// serves the network every 50 us or so, on this thread, without suspending.
+inline yield_awaiter yield_point() {
+    return {!should_yield()};
 }
 
 } // namespace prema
