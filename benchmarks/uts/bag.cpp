@@ -1,5 +1,6 @@
 #include "bag.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 #include <vector>
@@ -28,12 +29,16 @@ struct bag {
     // What the balancer weighs a pending chunk by (a node's subtree is unknown: one each).
     double load() const { return double(nodes.size()); }
 
-    // The older half of the stack, nearest the root: the larger subtrees go.
+    // The oldest eighth of the stack (at least one node), nearest the root: where a tree whose
+    // subtrees shrink with depth keeps most of its work, so the new bag is worth taking. The
+    // running bag keeps enough to go on with: when it gave half, it kept only deep nodes, emptied
+    // within its turn, and each turn made and destroyed a bag (T1L, 2 ranks: 16,000 to 23,000
+    // bags a rank against 200, and 4% of the efficiency).
     std::vector<node> split() {
-        auto half = std::ptrdiff_t(nodes.size() / 2);
-        std::vector<node> older(nodes.begin(), nodes.begin() + half);
-        nodes.erase(nodes.begin(), nodes.begin() + half);
-        return older;
+        auto oldest = std::ptrdiff_t(std::max<std::size_t>(1, nodes.size() / 8));
+        std::vector<node> given(nodes.begin(), nodes.begin() + oldest);
+        nodes.erase(nodes.begin(), nodes.begin() + oldest);
+        return given;
     }
 
     // Nodes are trivially copyable: they migrate as one block of bytes, not field by field.
@@ -66,7 +71,7 @@ void add(const tally& t) {
         ;
 }
 
-// A half-bag handed to this rank as a task: it becomes a bag here.
+// Part of a bag handed to this rank as a task: it becomes a bag here.
 void start_bag(std::vector<node> nodes) {
     queue(prema::make_mobile<bag>(std::move(nodes)));
 }

@@ -21,7 +21,7 @@ struct bag_settings {
     std::uint64_t chunk = 1024;  // nodes a bag expands between two looks at the quantum
     int reserve = 4;             // bags a rank keeps waiting to be expanded (or moved)
     // While another rank waits for work this rank could not give (prema::lb::demand), a chunk
-    // ends by handing half of its bag to it (prema::spawn_anywhere), not at its next request.
+    // ends by handing part of its bag to it (prema::spawn_anywhere), not at its next request.
     bool give_on_demand = false;
 };
 

@@ -62,7 +62,8 @@ struct options {
                 reserve, 1, 1 << 20);
         cli.add("--give-on-demand",
                 "on: while another rank waits for work this rank could not give "
-                "(prema::lb::demand), each chunk ends by handing it half of its bag as a task "
+                "(prema::lb::demand), each chunk ends by handing it the oldest eighth of its bag "
+                "as a task "
                 "placed there (prema::spawn_anywhere); off: idle ranks get bags only by asking",
                 give_on_demand, {"on", "off"});
         cli.add("--repeat", "N",
@@ -167,8 +168,8 @@ struct parallel_run {
     double cpu_s = 0; // CPU time of every rank's process (all its threads) during the search
     uts::tally total;
     unsigned long long migrations = 0;
-    unsigned long long policy_messages = 0; // summed over the ranks
-    unsigned long long given = 0;           // half-bags handed to waiting ranks, summed
+    unsigned long long policy_messages = 0;              // summed over the ranks
+    unsigned long long given = 0;                        // bags handed to waiting ranks, summed
     unsigned long long fewest_nodes = 0, most_nodes = 0; // the ranks' own counts
     double longest_answer_wait_s = 0; // of any rank's policy for a reply (to a steal)
 };
@@ -265,7 +266,7 @@ int run(const options& o, const prema::config& cfg) {
                 best.cpu_s, (best.cpu_s / seq.cpu_s - 1) * 100);
     if (ranks > 1) {
         std::printf("balancing: %llu policy message(s), longest wait for an answer %.3f ms, "
-                    "%llu half-bag(s) given on demand\n",
+                    "%llu bag(s) given on demand\n",
                     best.policy_messages, best.longest_answer_wait_s * 1e3, best.given);
         std::printf("per rank: %llu to %llu nodes\n", best.fewest_nodes, best.most_nodes);
     }
