@@ -63,8 +63,8 @@ struct options {
         cli.add("--give-on-demand",
                 "on: while another rank waits for work this rank could not give "
                 "(prema::lb::demand), each chunk ends by handing it the oldest eighth of its bag "
-                "as a task "
-                "placed there (prema::spawn_anywhere); off: idle ranks get bags only by asking",
+                "as a task placed there (prema::spawn_anywhere); off: idle ranks get bags only by "
+                "asking",
                 give_on_demand, {"on", "off"});
         cli.add("--repeat", "N",
                 "run the sequential loop and the parallel search N times each and keep the "

@@ -9,6 +9,7 @@
 /// a steal request to a rank whose workers are all busy is answered within that time, not a
 /// quantum later (the balancer serves it from the queue of unstarted work).
 /// `co_await yield()` always does so. A quantum of 0 disables yield points (they never suspend).
+/// `should_yield()` asks a yield point's question without suspending.
 #pragma once
 
 #include <chrono>
