@@ -501,7 +501,9 @@ TEST_SUITE("task") {
         bool at_start = true;
         const double ran_us = spin(20'000, at_start);
         CHECK_FALSE(at_start);
-        CHECK(ran_us > 10'000); // the slice began before the loop, not long before
+        // The slice began shortly before the loop (a loaded machine may deschedule the thread
+        // in between, hence the margin).
+        CHECK(ran_us > 1'000);
         CHECK(ran_us < 500'000);
         CHECK(spin(0, at_start) >= 1e6); // quantum 0: preemption is off
         CHECK_FALSE(at_start);

@@ -67,8 +67,8 @@ struct options {
                 "asking",
                 give_on_demand, {"on", "off"});
         cli.add("--repeat", "N",
-                "run the sequential loop and the parallel search N times each and keep the "
-                "fastest of each",
+                "run N rounds of the sequential loop then the parallel search (a core's speed "
+                "drifts: each round's two see about the same) and keep the fastest of each",
                 repeat, 1, 1000);
         cli.add_flag("--loop-on-every-rank",
                      "also time the sequential loop on every rank at once, and the efficiency "
@@ -108,59 +108,68 @@ void wait_for_rank_0() {
 }
 
 struct sequential_run {
-    double seconds = -1, cpu_s = -1; // rank 0's; -1 elsewhere
+    double seconds = -1, cpu_s = -1; // rank 0's; -1 elsewhere and before the first run
     bool right = true;               // on every rank
+
+    // Keeps the faster of the two; wrong if either was.
+    void keep_faster(const sequential_run& r) {
+        if (r.seconds >= 0 && (seconds < 0 || r.seconds < seconds))
+            seconds = r.seconds, cpu_s = r.cpu_s;
+        right = right && r.right;
+    }
 };
 
-// The fastest of `repeat` sequential searches on rank 0.
-sequential_run time_sequential(const uts::tree& shape, const uts::sample_tree& t, int repeat) {
-    sequential_run best;
+// One sequential search on rank 0.
+sequential_run time_sequential(const uts::tree& shape, const uts::sample_tree& t) {
+    sequential_run run;
     int right = 1, rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-        for (int i = 0; i < repeat; ++i) {
-            double t0 = prema::wtime(), cpu0 = example::stopwatch::thread_cpu_s();
-            uts::tally got = shape.search();
-            double s = prema::wtime() - t0, cpu = example::stopwatch::thread_cpu_s() - cpu0;
-            if (best.seconds < 0 || s < best.seconds)
-                best.seconds = s, best.cpu_s = cpu;
-            right &= report_count("the sequential loop", got, t);
-        }
+        double t0 = prema::wtime(), cpu0 = example::stopwatch::thread_cpu_s();
+        uts::tally got = shape.search();
+        run.seconds = prema::wtime() - t0;
+        run.cpu_s = example::stopwatch::thread_cpu_s() - cpu0;
+        right = report_count("the sequential loop", got, t);
     }
     wait_for_rank_0();
     MPI_Bcast(&right, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    best.right = right != 0;
-    return best;
+    run.right = right != 0;
+    return run;
 }
 
-// The sequential loop on every rank at once, each over its own copy of the tree, `repeat`
-// times: on rank 0 the lowest mean of the ranks' times and that round's slowest rank (-1
-// elsewhere); and whether every count was right.
+// The sequential loop on every rank at once, each over its own copy of the tree: on rank 0 the
+// mean of the ranks' times and the slowest rank's (-1 elsewhere); and whether every count was
+// right.
 struct everywhere_run {
     double mean_seconds = -1, slowest_seconds = -1;
     bool right = true;
+
+    // Keeps the one with the lower mean; wrong if either was.
+    void keep_faster(const everywhere_run& r) {
+        if (r.mean_seconds >= 0 && (mean_seconds < 0 || r.mean_seconds < mean_seconds))
+            mean_seconds = r.mean_seconds, slowest_seconds = r.slowest_seconds;
+        right = right && r.right;
+    }
 };
 
-everywhere_run time_loop_everywhere(const uts::tree& shape, const uts::sample_tree& t, int repeat) {
+everywhere_run time_loop_everywhere(const uts::tree& shape, const uts::sample_tree& t) {
     int ranks = 1, rank = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    everywhere_run best;
-    for (int i = 0; i < repeat; ++i) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = prema::wtime();
-        uts::tally got = shape.search();
-        const double mine = prema::wtime() - t0;
-        double sum = 0, slowest = 0;
-        int right = report_count("the loop on every rank", got, t), all_right = 0;
-        MPI_Allreduce(&right, &all_right, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-        MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        best.right = best.right && all_right != 0;
-        if (rank == 0 && (best.mean_seconds < 0 || sum / ranks < best.mean_seconds))
-            best.mean_seconds = sum / ranks, best.slowest_seconds = slowest;
-    }
-    return best;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = prema::wtime();
+    uts::tally got = shape.search();
+    const double mine = prema::wtime() - t0;
+    double sum = 0, slowest = 0;
+    int right = report_count("the loop on every rank", got, t), all_right = 0;
+    MPI_Allreduce(&right, &all_right, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    everywhere_run run;
+    run.right = all_right != 0;
+    if (rank == 0)
+        run.mean_seconds = sum / ranks, run.slowest_seconds = slowest;
+    return run;
 }
 
 struct parallel_run {
@@ -225,24 +234,18 @@ int run(const options& o, const prema::config& cfg) {
                     t.name, t.params.describe().c_str(), ranks, cfg.workers, policy.c_str(),
                     o.chunk, reserve);
 
-    sequential_run seq = time_sequential(shape, t, o.repeat);
-    if (rank == 0)
-        std::printf("sequential loop (rank 0): %.3f s, %.2f M nodes/s, %.3f s of CPU time\n",
-                    seq.seconds, double(t.expected.nodes) / seq.seconds * 1e-6, seq.cpu_s);
-
+    // Rounds of the loop (and the loops on every rank) and the search, one after the other,
+    // keeping the fastest of each: a core's speed drifts by several percent from minute to
+    // minute here, and the parts of one round see about the same speed.
+    sequential_run seq;
     everywhere_run everywhere;
-    if (o.loop_everywhere) {
-        everywhere = time_loop_everywhere(shape, t, o.repeat);
-        if (rank == 0)
-            std::printf("the loop on every rank at once: %.3f s on average, %.3f s the slowest "
-                        "(%+.1f%% against the loop alone)\n",
-                        everywhere.mean_seconds, everywhere.slowest_seconds,
-                        (everywhere.mean_seconds / seq.seconds - 1) * 100);
-    }
-
     parallel_run best;
     bool par_right = true;
     for (int i = 0; i < o.repeat; ++i) {
+        const sequential_run loop = time_sequential(shape, t);
+        seq.keep_faster(loop);
+        if (o.loop_everywhere)
+            everywhere.keep_faster(time_loop_everywhere(shape, t));
         parallel_run r = search_parallel(
             cfg, policy, {&shape, std::uint64_t(o.chunk), reserve, o.give_on_demand == "on"});
         par_right &= r.total == t.expected; // every rank has the total: all decide alike
@@ -250,12 +253,22 @@ int run(const options& o, const prema::config& cfg) {
             report_count("the parallel search", r.total, t);
         if (i == 0 || r.seconds < best.seconds)
             best = r;
+        if (rank == 0 && o.repeat > 1)
+            std::printf("round %d of %d: loop %.3f s, search %.3f s\n", i + 1, o.repeat,
+                        loop.seconds, r.seconds);
     }
     if (!seq.right || !par_right || !everywhere.right)
         return 1;
 
     if (rank != 0)
         return 0;
+    std::printf("sequential loop (rank 0): %.3f s, %.2f M nodes/s, %.3f s of CPU time\n",
+                seq.seconds, double(t.expected.nodes) / seq.seconds * 1e-6, seq.cpu_s);
+    if (o.loop_everywhere)
+        std::printf("the loop on every rank at once: %.3f s on average, %.3f s the slowest "
+                    "(%+.1f%% against the loop alone)\n",
+                    everywhere.mean_seconds, everywhere.slowest_seconds,
+                    (everywhere.mean_seconds / seq.seconds - 1) * 100);
     double efficiency = seq.seconds / (ranks * best.seconds);
     std::printf("count: %llu nodes, %llu leaves, depth %d (%s)\n",
                 (unsigned long long)best.total.nodes, (unsigned long long)best.total.leaves,
