@@ -213,7 +213,10 @@ TEST_SUITE("worker_pool") {
         double parked = cpu_share_over(200ms);
         MESSAGE("idle worker, spin time 100 ms: "
                 << spinning * 100 << "% of a core while it spins, " << parked * 100 << "% after");
-        CHECK(spinning > 0.5);
+        // A spinning worker takes a whole core on a quiet machine; the bound leaves room for
+        // other jobs sharing the cores (a parked one takes under 1%).
+        CHECK(spinning > 0.25);
+        CHECK(spinning > 10 * parked);
         CHECK(parked < 0.2);
         std::atomic<int> count{0};
         pool.push({&count_item, &count});
