@@ -79,8 +79,8 @@ void start_bag(std::vector<node> nodes) {
 // A bag's turn: chunks until the bag is empty or the quantum is over, topping up the waiting
 // bags after each. Then it sends itself the rest, as a message any policy may move. Between
 // chunks should_yield() also serves steal requests (from the waiting bags). A turn per quantum,
-// not per chunk: every message to a bag costs a few microseconds here (its route, its place in
-// the balancer's index, its frame), 6% of a 100 us chunk on 2 ranks.
+// not per chunk: every message to a bag costs a few microseconds when its data has gone cold (its
+// route, its place in the balancer's index, its frame), 6% of a 100 us chunk on 2 ranks.
 // `queued_on` is the rank that counted this turn as waiting.
 prema::task<> expand(bag& b, prema::mobile_ptr<bag> self, int queued_on) {
     if (queued_on == prema::rank())

@@ -235,8 +235,8 @@ int run(const options& o, const prema::config& cfg) {
                     o.chunk, reserve);
 
     // Rounds of the loop (and the loops on every rank) and the search, one after the other,
-    // keeping the fastest of each: a core's speed drifts by several percent from minute to
-    // minute here, and the parts of one round see about the same speed.
+    // keeping the fastest of each: on a virtual machine a core's speed may drift by several
+    // percent from minute to minute, and the parts of one round see about the same speed.
     sequential_run seq;
     everywhere_run everywhere;
     parallel_run best;
