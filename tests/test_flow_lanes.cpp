@@ -1,6 +1,8 @@
-// Credit state costs memory per rank this rank exchanges messages with, not per rank of the
-// job (issue 27: a rank's memory at rest does not depend on P). Before, flow_control held two
-// lanes of about 48 bytes for every rank of the job: 9.6 MB at 100,000 ranks.
+// The transport's state per destination costs memory per rank this rank exchanges messages
+// with, not per rank of the job (issue 27: a rank's memory at rest does not depend on P).
+// Before, flow_control held two lanes of about 48 bytes for every rank of the job (9.6 MB at
+// 100,000 ranks), and each worker's batch_set a 32-byte lane and a 4-byte slot for every rank
+// (3.6 MB per worker at 100,000 ranks).
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -9,7 +11,10 @@
 
 #include <doctest/doctest.h>
 
+#include "transport/aggregator.hpp"
 #include "transport/flow_control.hpp"
+#include "transport/message_pool.hpp"
+#include "transport/progress_engine.hpp"
 
 // ---- live heap bytes, counted by malloc's usable size at both ends -----------------------------
 // The replacement operator new/delete below pair malloc with free; GCC cannot see that the
@@ -87,4 +92,49 @@ TEST_CASE("flow control: a new sender's base window is renewed unasked") {
     CHECK(to == 63);
     CHECK(limit == 3 * cost + base);
     CHECK_FALSE(fc.grants_due());
+}
+
+TEST_CASE("batch lanes: a rank a worker never sent to costs an eighth of a byte") {
+    using namespace prema::detail;
+    constexpr int ranks = 100000;
+    prema::config cfg;
+    message_pool messages(cfg.eager_bytes, 64);
+    auto drop = [&messages](message* m) { messages.release(m); };
+    // The set's batches never leave (the destructor gives them back): the engine is only its
+    // constructor's argument.
+    progress_engine engine(MPI_COMM_SELF, cfg, messages,
+                           {.deliver = drop,
+                            .idle = [] { return true; },
+                            .counts = [] { return local_counts{}; },
+                            .decided = [](wave_result) {},
+                            .error = [](const std::string&) {},
+                            .urgent = drop,
+                            .tick = {},
+                            .resume = {},
+                            .backlog = nullptr});
+    const auto start = live_bytes();
+    {
+        batch_set batches(messages, engine, ranks, 0, cfg.aggregate_bytes);
+        const auto idle = live_bytes() - start;
+        MESSAGE("batch_set at " << ranks << " ranks, no batch open: " << idle << " bytes");
+        CHECK(idle <= ranks / 8 + 4096);
+        CHECK(std::int64_t(batches.lane_bytes()) <= idle);
+
+        // Batches to three far-apart ranks make three chunks of lanes; the buffers come from
+        // the pool's preallocated ones.
+        for (int dest : {1, 5000, ranks - 1}) {
+            std::size_t room = 0;
+            CHECK(batches.begin(dest, room) != nullptr);
+            CHECK(room >= batch_min_room);
+            CHECK(batches.open(dest));
+        }
+        CHECK_FALSE(batches.open(2));
+        CHECK_FALSE(batches.open(ranks - 2 - int(lane_chunk)));
+        CHECK(batches.open_count() == 3);
+        CHECK(batches.lane_bytes() == (ranks + lane_chunk - 1) / lane_chunk * sizeof(batch_lane*) +
+                                          3 * lane_chunk * sizeof(batch_lane));
+        CHECK(live_bytes() - start - idle <=
+              std::int64_t(3 * lane_chunk * sizeof(batch_lane)) + 1024);
+    }
+    CHECK(live_bytes() - start <= 0);
 }

@@ -12,14 +12,20 @@ namespace prema::detail {
 
 batch_set::batch_set(message_pool& pool, progress_engine& engine, int ranks, int rank,
                      std::size_t capacity)
-    : pool_(pool), engine_(engine), rank_(rank), capacity_(capacity), open_(std::size_t(ranks)) {
-    dirty_.reserve(std::size_t(ranks));
-}
+    : pool_(pool), engine_(engine), rank_(rank), capacity_(capacity),
+      chunks_((std::size_t(ranks) + lane_chunk - 1) / lane_chunk, nullptr) {}
 
 batch_set::~batch_set() {
     // Quiescence flushed everything that was sent; what is left was never counted.
     for (int dest : dirty_)
-        pool_.release(open_[std::size_t(dest)].msg);
+        pool_.release(lane(dest).msg);
+    for (batch_lane* chunk : chunks_)
+        delete[] chunk;
+}
+
+std::size_t batch_set::lane_bytes() const noexcept {
+    return chunks_.capacity() * sizeof(batch_lane*) +
+           chunks_made_ * lane_chunk * sizeof(batch_lane);
 }
 
 void batch_set::start(int dest, batch_lane& b) {
@@ -36,7 +42,12 @@ void batch_set::start(int dest, batch_lane& b) {
 
 std::byte* batch_set::begin(int dest, std::size_t& room) {
     flush_if_requested();
-    auto& b = open_[std::size_t(dest)];
+    batch_lane*& chunk = chunks_[unsigned(dest) >> lane_chunk_bits];
+    if (!chunk) {
+        chunk = new batch_lane[lane_chunk];
+        ++chunks_made_;
+    }
+    auto& b = chunk[unsigned(dest) & (lane_chunk - 1)];
     if (!b.msg)
         start(dest, b);
     return lane_room(b, room);
@@ -54,7 +65,7 @@ std::byte* batch_set::room_for(int dest, std::size_t bytes) {
     std::byte* at = begin(dest, room);
     if (bytes <= room)
         return at;
-    auto& b = open_[std::size_t(dest)];
+    auto& b = lane(dest);
     std::size_t needed = b.used + sizeof(batch_item) + bytes;
     if (needed > capacity_)
         return nullptr;
@@ -63,14 +74,14 @@ std::byte* batch_set::room_for(int dest, std::size_t bytes) {
 }
 
 void batch_set::commit(int dest, std::uint64_t handler, std::uint64_t token, std::size_t bytes) {
-    append_item(open_[std::size_t(dest)], handler, token, bytes);
+    append_item(lane(dest), handler, token, bytes);
     committed(dest, handler, bytes);
 }
 
 void batch_set::committed(int dest, std::uint64_t handler, std::size_t bytes) {
     if (observing())
         note_send(dest, handler, sizeof(batch_item) + bytes);
-    auto& b = open_[std::size_t(dest)];
+    auto& b = lane(dest);
     std::size_t next = b.used + sizeof(batch_item) + batch_min_room;
     if (bytes >= prompt_bytes || capacity_ < next)
         flush(dest);
@@ -79,9 +90,9 @@ void batch_set::committed(int dest, std::uint64_t handler, std::size_t bytes) {
 }
 
 void batch_set::flush(int dest) {
-    auto& b = open_[std::size_t(dest)];
-    if (!b.msg)
+    if (!open(dest))
         return;
+    auto& b = lane(dest);
     message* m = std::exchange(b.msg, nullptr);
     dirty_.erase(std::find(dirty_.begin(), dirty_.end(), dest));
     if (dirty_.empty())

@@ -6,7 +6,10 @@
 // send. A batch opens in the pool's smallest buffer and moves to one 4x larger as it fills, up
 // to the batch size, so an open batch holds memory in proportion to what it carries, and a
 // destination with no open batch holds none: a worker that has written to P ranks holds their
-// messages' bytes, not P batch-sized buffers (a batch's few growth copies cost less than one
+// messages' bytes, not P batch-sized buffers. The lanes themselves (32 bytes each) are made a
+// chunk of lane_chunk destinations at a time, when the worker first writes to one of them: at
+// 10,000 ranks a worker that talks to a tree's log2 P peers holds a few chunks, not 10,000
+// lanes (a batch's few growth copies cost less than one
 // MPI message; opening a lane's next batch at the size its last one left with cut a 16-byte
 // send from 124 to 102 instructions but lowered the object message rate by about 13% in 13
 // alternating pairs of jobs, 2026-11-28, so batches still start small). A batch
@@ -70,8 +73,11 @@ class batch_set {
     // when observing, flushes when prompt or full.
     void committed(int dest, std::uint64_t handler, std::size_t bytes);
 
-    // The open batches by destination, for the inline path of post_new (worker_outbox).
-    batch_lane* lanes() noexcept { return open_.data(); }
+    // The lane chunks by destination / lane_chunk, for the inline path of post_new
+    // (worker_outbox); the table stays put, a chunk appears at its first batch.
+    batch_lane* const* lanes() const noexcept { return chunks_.data(); }
+    // Heap bytes the lanes take: the chunk table and the chunks made so far.
+    std::size_t lane_bytes() const noexcept;
     const std::atomic<bool>* flush_requested() const noexcept { return &flush_requested_; }
 
     // The most a message's payload can have to fit in an empty batch.
@@ -79,7 +85,10 @@ class batch_set {
         return capacity_ - sizeof(batch_prefix) - sizeof(batch_item);
     }
 
-    bool open(int dest) const noexcept { return open_[std::size_t(dest)].msg != nullptr; }
+    bool open(int dest) const noexcept {
+        const batch_lane* chunk = chunks_[unsigned(dest) >> lane_chunk_bits];
+        return chunk && chunk[unsigned(dest) & (lane_chunk - 1)].msg != nullptr;
+    }
     // Batches open now. Any thread; a batch that leaves was counted as sent (post) before it
     // stops counting here, so a reader never sees neither.
     int open_count() const noexcept { return open_count_.load(std::memory_order_acquire); }
@@ -109,6 +118,10 @@ class batch_set {
     }
 
   private:
+    // dest's lane, which exists once dest's first batch has started.
+    batch_lane& lane(int dest) noexcept {
+        return chunks_[unsigned(dest) >> lane_chunk_bits][unsigned(dest) & (lane_chunk - 1)];
+    }
     void start(int dest, batch_lane& b);
     // Moves `b` to a buffer with room for at least `payload` bytes (at most the batch size).
     void grow(batch_lane& b, std::size_t payload);
@@ -119,8 +132,11 @@ class batch_set {
     std::size_t capacity_;
     // dirty_.size(), for other threads: written by the owner alone, so a store, not an add.
     std::atomic<int> open_count_{0};
-    std::vector<batch_lane> open_; // by destination rank
-    std::vector<int> dirty_;       // destinations with an open batch
+    // By destination / lane_chunk: a chunk of lanes, or null until the first batch to one of its
+    // ranks (owned: deleted with the set). Never resized, so lanes() stays valid.
+    std::vector<batch_lane*> chunks_;
+    std::size_t chunks_made_ = 0;
+    std::vector<int> dirty_; // destinations with an open batch
     // Stretches of time with a batch open, counted by the owner as they begin.
     std::atomic<std::uint64_t> open_stretch_{0};
     std::atomic<bool> flush_requested_{false};

@@ -20,6 +20,11 @@ struct batch_lane {
     std::uint32_t count = 0;
 };
 
+// A worker's lanes are made in chunks of this many destination ranks, at its first batch to one
+// of them: a rank it never sends to costs an eighth of a byte (a null chunk pointer), not a lane.
+inline constexpr unsigned lane_chunk_bits = 6;
+inline constexpr unsigned lane_chunk = 1u << lane_chunk_bits;
+
 // A message of at least this much payload leaves at once, with its batch (aggregator.hpp says
 // why).
 inline constexpr std::size_t prompt_bytes = 1024;
@@ -30,7 +35,9 @@ inline constexpr std::size_t batch_min_room = 64;
 // below: a send into an open batch is a few stores and no call. Set by the runtime on each of
 // its worker threads while they run (tls_outbox), nullptr on every other thread.
 struct worker_outbox {
-    batch_lane* lanes = nullptr; // by destination rank; nullptr when aggregation is off
+    // Lane chunks by destination rank / lane_chunk, a chunk null until its first batch;
+    // nullptr when aggregation is off.
+    batch_lane* const* lanes = nullptr;
     std::size_t eager_bytes = 0; // a vector argument this large travels as a bulk
     int ranks = 0;
     int self = 0;
@@ -96,7 +103,10 @@ inline batch_lane* open_lane(int dest) noexcept {
     if (!o || !o->lanes || dest == o->self || o->send_now ||
         o->flush_requested->load(std::memory_order_relaxed))
         return nullptr;
-    batch_lane* lane = &o->lanes[dest];
+    batch_lane* chunk = o->lanes[unsigned(dest) >> lane_chunk_bits];
+    if (!chunk)
+        return nullptr;
+    batch_lane* lane = &chunk[unsigned(dest) & (lane_chunk - 1)];
     return lane->msg ? lane : nullptr;
 }
 // Where the payload of the next item of `lane` goes, and how much room its buffer has there.
