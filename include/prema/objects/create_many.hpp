@@ -134,41 +134,26 @@ task<std::vector<mobile_ptr<T>>> create_many(std::size_t n, Placement placement,
     const auto p = std::size_t(ranks());
     // The busiest rank gets at least n / p objects: this turns a huge n away before the loop.
     detail::check_create_batch(n / p);
-    std::vector<std::size_t> rank_of(n);
-    std::vector<std::vector<args>> batches(p);
-    for (std::size_t i = 0; i < n; ++i) {
-        rank_of[i] = detail::place(placement, i, n, p);
-        batches[rank_of[i]].push_back(args(make_args(i)));
-    }
+    const int me = rank();
+    std::vector<int> rank_of(n);
+    for (std::size_t i = 0; i < n; ++i)
+        rank_of[i] = int(detail::place(placement, i, n, p));
     // The tree: this rank first, then every rank that gets objects, ascending.
-    const std::size_t me = std::size_t(rank());
-    std::vector<int> ranks{int(me)};
-    std::vector<std::vector<args>> tree{std::move(batches[me])};
-    for (std::size_t r = 0; r < p; ++r)
-        if (r != me && !batches[r].empty()) {
-            ranks.push_back(int(r));
-            tree.push_back(std::move(batches[r]));
-        }
+    const auto groups = detail::group_by_rank(rank_of, me);
     // Before any call is made (a call made is a call sent): the largest reply, a child's subtree.
-    for (auto run : detail::subtrees(tree.size())) {
-        std::size_t objects = 0;
-        for (std::size_t i = run.first; i < run.second; ++i)
-            objects += tree[i].size();
-        detail::check_create_batch(objects);
-    }
-    std::vector<std::size_t> sizes(tree.size()); // what each rank of the tree builds
-    for (std::size_t i = 0; i < tree.size(); ++i)
-        sizes[i] = tree[i].size();
+    for (auto run : detail::subtrees(groups.ranks.size()))
+        detail::check_create_batch(groups.starts[run.second] - groups.starts[run.first]);
+    std::vector<std::vector<args>> tree(groups.ranks.size());
+    for (std::size_t g = 0; g < tree.size(); ++g)
+        tree[g].reserve(groups.size(g));
+    for (std::size_t i = 0; i < n; ++i) // in index order, as a rank builds its objects
+        tree[groups.entry_of(rank_of[i])].push_back(args(make_args(i)));
     std::vector<object_id> ids =
-        co_await detail::create_on_subtree<T, args>{}(ranks, std::move(tree));
-    // `ids` lists each rank's objects in tree order; object i is the next of its rank's.
-    std::vector<std::size_t> next(p);
-    for (std::size_t i = 0, at = 0; i < ranks.size(); at += sizes[i], ++i)
-        next[std::size_t(ranks[i])] = at;
-    std::vector<mobile_ptr<T>> out;
-    out.reserve(n);
-    for (std::size_t r : rank_of)
-        out.emplace_back(ids[next[r]++]);
+        co_await detail::create_on_subtree<T, args>{}(groups.ranks, std::move(tree));
+    // `ids` lists the objects in tree order.
+    std::vector<mobile_ptr<T>> out(n);
+    for (std::size_t k = 0; k < ids.size(); ++k)
+        out[groups.order[k]] = mobile_ptr<T>(ids[k]);
     co_return out;
 }
 

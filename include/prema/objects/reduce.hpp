@@ -117,47 +117,29 @@ template <class T, class H, class Op> struct reduce_on_subtree {
     }
 };
 
-// `objects` by the rank this rank believes each lives on: for rank r, its objects and their
-// positions in `objects`, in list order. A destroyed object goes to this rank, whose call of
-// it then fails as any call of it would.
-template <class T> struct by_rank {
-    std::vector<std::vector<mobile_ptr<T>>> objects;
-    std::vector<std::vector<std::size_t>> positions;
+// `objects` grouped by the rank this rank believes each lives on (rank_tree.hpp). A destroyed
+// object goes to this rank, whose call of it then fails as any call of it would.
+template <class T> rank_groups group_objects(const std::vector<mobile_ptr<T>>& objects) {
+    const int me = prema::rank();
+    std::vector<int> rank_of(objects.size());
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        int r = prema::where(objects[i]);
+        rank_of[i] = r < 0 ? me : r;
+    }
+    return group_by_rank(rank_of, me);
+}
 
-    explicit by_rank(const std::vector<mobile_ptr<T>>& all)
-        : objects(std::size_t(prema::ranks())), positions(std::size_t(prema::ranks())) {
-        for (std::size_t i = 0; i < all.size(); ++i) {
-            int r = prema::where(all[i]);
-            auto at = std::size_t(r < 0 ? prema::rank() : r);
-            objects[at].push_back(all[i]);
-            positions[at].push_back(i);
-        }
+// The tree's root part: each entry's objects, in tree order.
+template <class T>
+subtree<T> root_of(const std::vector<mobile_ptr<T>>& objects, const rank_groups& groups) {
+    subtree<T> t{groups.ranks, std::vector<std::vector<mobile_ptr<T>>>(groups.ranks.size())};
+    for (std::size_t g = 0; g < groups.ranks.size(); ++g) {
+        t.lists[g].reserve(groups.size(g));
+        for (std::size_t k = groups.starts[g]; k < groups.starts[g + 1]; ++k)
+            t.lists[g].push_back(objects[groups.order[k]]);
     }
-
-    // The tree's root part: this rank (with its objects, if any) first, then every other rank
-    // that has objects, ascending.
-    subtree<T> tree() {
-        const int me = prema::rank();
-        subtree<T> t;
-        t.ranks.push_back(me);
-        t.lists.push_back(std::move(objects[std::size_t(me)]));
-        for (std::size_t r = 0; r < objects.size(); ++r)
-            if (int(r) != me && !objects[r].empty()) {
-                t.ranks.push_back(int(r));
-                t.lists.push_back(std::move(objects[r]));
-            }
-        return t;
-    }
-    // The ranks of tree(), in its order.
-    std::vector<int> tree_order() const {
-        const int me = prema::rank();
-        std::vector<int> out{me};
-        for (std::size_t r = 0; r < objects.size(); ++r)
-            if (int(r) != me && !objects[r].empty())
-                out.push_back(int(r));
-        return out;
-    }
-};
+    return t;
+}
 
 template <class T, class H> constexpr void check_object_handler() {
     check_handler<H>();
@@ -174,17 +156,14 @@ template <class T, class H>
 task<std::vector<detail::gathered_t<H>>> gather(std::vector<mobile_ptr<T>> objects, H) {
     detail::check_object_handler<T, H>();
     using R = detail::gathered_t<H>;
-    detail::by_rank<T> groups(objects);
-    const auto order = groups.tree_order();
-    auto root = groups.tree();
+    const auto groups = detail::group_objects(objects);
+    auto root = detail::root_of(objects, groups);
     auto values =
         co_await detail::gather_on_subtree<T, H>{}(std::move(root.ranks), std::move(root.lists));
-    // `values` lists each rank's objects in tree order.
+    // `values` lists the objects in tree order.
     std::vector<std::optional<R>> placed(objects.size());
-    std::size_t next = 0;
-    for (int r : order)
-        for (std::size_t at : groups.positions[std::size_t(r)])
-            placed[at].emplace(std::move(values[next++]));
+    for (std::size_t k = 0; k < values.size(); ++k)
+        placed[groups.order[k]].emplace(std::move(values[k]));
     std::vector<R> out;
     out.reserve(placed.size());
     for (auto& v : placed)
@@ -199,8 +178,7 @@ task<detail::gathered_t<H>> reduce(std::vector<mobile_ptr<T>> objects, H, Op) {
     detail::check_op<Op>();
     if (objects.empty())
         throw usage_error("prema::reduce over no objects: op has no identity to give");
-    detail::by_rank<T> groups(objects);
-    auto root = groups.tree();
+    auto root = detail::root_of(objects, detail::group_objects(objects));
     co_return co_await detail::reduce_on_subtree<T, H, Op>{}(std::move(root.ranks),
                                                              std::move(root.lists));
 }

@@ -3,10 +3,14 @@
 // the root and every subtree is a contiguous run of entries. Entry 0's children are the entries
 // at 1, 2, 4, ... each heading the run up to the next power of two, so the caller sends and
 // receives ceil(log2 k) messages, not k, and the results, joined in child order, come back in
-// list order.
+// list order. The caller builds the list from its items' ranks (group_by_rank) in time and
+// memory of the items, not of the job: a gather over ten objects at 100,000 ranks makes ten
+// entries at most, not 100,000 empty lists.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,6 +29,43 @@ template <class T>
 std::vector<T> take_run(std::vector<T>& v, std::pair<std::size_t, std::size_t> run) {
     return {std::make_move_iterator(v.begin() + std::ptrdiff_t(run.first)),
             std::make_move_iterator(v.begin() + std::ptrdiff_t(run.second))};
+}
+
+// Items grouped by the rank each goes to, in tree order: `me` first (with or without items),
+// then every other rank that has items, ascending; within a rank, in item order.
+struct rank_groups {
+    std::vector<int> ranks;          // the tree's entries
+    std::vector<std::size_t> starts; // ranks[g]'s items are order[starts[g], starts[g + 1])
+    std::vector<std::size_t> order;  // item indices, in tree order
+
+    std::size_t size(std::size_t g) const noexcept { return starts[g + 1] - starts[g]; }
+    // The entry of `rank`, which is `me` or a rank some item goes to.
+    std::size_t entry_of(int rank) const noexcept {
+        if (rank == ranks[0])
+            return 0;
+        return std::size_t(std::lower_bound(ranks.begin() + 1, ranks.end(), rank) - ranks.begin());
+    }
+};
+
+// O(n log n) in the items, whatever the job's size.
+inline rank_groups group_by_rank(std::span<const int> rank_of, int me) {
+    std::vector<std::pair<int, std::size_t>> keyed(rank_of.size()); // me sorts first, as -1
+    for (std::size_t i = 0; i < rank_of.size(); ++i)
+        keyed[i] = {rank_of[i] == me ? -1 : rank_of[i], i};
+    std::sort(keyed.begin(), keyed.end());
+    rank_groups g;
+    g.ranks.push_back(me);
+    g.starts.push_back(0);
+    g.order.reserve(keyed.size());
+    for (auto [rank, i] : keyed) {
+        if (rank != -1 && rank != g.ranks.back()) {
+            g.ranks.push_back(rank);
+            g.starts.push_back(g.order.size());
+        }
+        g.order.push_back(i);
+    }
+    g.starts.push_back(g.order.size());
+    return g;
 }
 
 } // namespace prema::detail
