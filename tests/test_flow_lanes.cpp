@@ -11,10 +11,9 @@
 
 #include <doctest/doctest.h>
 
+#include "engine_support.hpp"
 #include "transport/aggregator.hpp"
 #include "transport/flow_control.hpp"
-#include "transport/message_pool.hpp"
-#include "transport/progress_engine.hpp"
 
 // ---- live heap bytes, counted by malloc's usable size at both ends -----------------------------
 // The replacement operator new/delete below pair malloc with free; GCC cannot see that the
@@ -99,19 +98,10 @@ TEST_CASE("batch lanes: a rank a worker never sent to costs an eighth of a byte"
     constexpr int ranks = 100000;
     prema::config cfg;
     message_pool messages(cfg.eager_bytes, 64);
-    auto drop = [&messages](message* m) { messages.release(m); };
     // The set's batches never leave (the destructor gives them back): the engine is only its
     // constructor's argument.
     progress_engine engine(MPI_COMM_SELF, cfg, messages,
-                           {.deliver = drop,
-                            .idle = [] { return true; },
-                            .counts = [] { return local_counts{}; },
-                            .decided = [](wave_result) {},
-                            .error = [](const std::string&) {},
-                            .urgent = drop,
-                            .tick = {},
-                            .resume = {},
-                            .backlog = nullptr});
+                           self_engine_hooks(messages, [] { return true; }));
     const auto start = live_bytes();
     {
         batch_set batches(messages, engine, ranks, 0, cfg.aggregate_bytes);

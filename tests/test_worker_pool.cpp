@@ -13,6 +13,7 @@
 #include <prema/prema.hpp>
 
 #include "coro/worker_pool.hpp"
+#include "engine_support.hpp"
 #include "runtime/core_sharing.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/progress_engine.hpp"
@@ -98,17 +99,8 @@ double progress_thread_share(std::uint64_t spin_us, bool rank_idle,
     using namespace prema::detail;
     prema::config cfg;
     message_pool messages(cfg.eager_bytes, 64);
-    auto drop = [&messages](message* m) { messages.release(m); };
     progress_engine engine(MPI_COMM_SELF, cfg, messages,
-                           {.deliver = drop,
-                            .idle = [rank_idle] { return rank_idle; },
-                            .counts = [] { return local_counts{}; },
-                            .decided = [](wave_result) {},
-                            .error = [](const std::string&) {},
-                            .urgent = drop,
-                            .tick = {},
-                            .resume = {},
-                            .backlog = nullptr});
+                           self_engine_hooks(messages, [rank_idle] { return rank_idle; }));
     engine.set_spin_us(spin_us);
     std::atomic<bool> stop{false};
     std::thread progress([&] { engine.run(stop); });
