@@ -2,6 +2,7 @@
 // ranks in tree order (the caller first, then ascending), each rank's items in item order, and
 // nothing in it grows with the job's size.
 #include <cstddef>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -13,7 +14,7 @@ using prema::detail::group_by_rank;
 
 TEST_CASE("rank tree: items grouped by rank, the caller first, then ascending") {
     const std::vector<int> rank_of{7, 3, 7, 99999, 3, 5};
-    const auto g = group_by_rank(rank_of, 5);
+    const auto g = group_by_rank(rank_of, 5, 100000);
     CHECK(g.ranks == std::vector<int>{5, 3, 7, 99999});
     CHECK(g.starts == std::vector<std::size_t>{0, 1, 3, 5, 6});
     CHECK(g.order == std::vector<std::size_t>{5, 1, 4, 0, 2, 3});
@@ -23,12 +24,12 @@ TEST_CASE("rank tree: items grouped by rank, the caller first, then ascending") 
 }
 
 TEST_CASE("rank tree: the caller heads the tree without items of its own") {
-    const auto g = group_by_rank(std::vector<int>{9, 4, 9}, 2);
+    const auto g = group_by_rank(std::vector<int>{9, 4, 9}, 2, 10);
     CHECK(g.ranks == std::vector<int>{2, 4, 9});
     CHECK(g.starts == std::vector<std::size_t>{0, 0, 1, 3});
     CHECK(g.order == std::vector<std::size_t>{1, 0, 2});
     CHECK(g.size(0) == 0);
-    const auto none = group_by_rank(std::vector<int>{}, 0);
+    const auto none = group_by_rank(std::vector<int>{}, 0, 1);
     CHECK(none.ranks == std::vector<int>{0});
     CHECK(none.starts == std::vector<std::size_t>{0, 0});
 }
@@ -41,10 +42,31 @@ TEST_CASE("rank tree: a few items at a million ranks make a few entries") {
     std::vector<int> rank_of;
     for (int i = 0; i < 10; ++i)
         rank_of.push_back((i * 100003) % ranks);
-    const auto g = group_by_rank(rank_of, ranks - 1);
+    const auto g = group_by_rank(rank_of, ranks - 1, ranks);
     CHECK(g.ranks.size() == 11);
     CHECK(g.starts.size() == 12);
     CHECK(g.order.size() == 10);
     for (std::size_t e = 2; e < g.ranks.size(); ++e)
         CHECK(g.ranks[e - 1] < g.ranks[e]);
+}
+
+TEST_CASE("rank tree: many items per rank are counted, not sorted, into the same groups") {
+    // At least as many items as ranks takes the counting path; the same items with one rank
+    // more than items take the sorting path. Both must give the tree order.
+    std::mt19937 rng(7);
+    for (int ranks : {1, 3, 16}) {
+        for (int me = 0; me < ranks; ++me) {
+            std::vector<int> rank_of(64);
+            for (auto& r : rank_of)
+                r = int(rng() % unsigned(ranks));
+            const auto counted = group_by_rank(rank_of, me, ranks);
+            const auto sorted = group_by_rank(rank_of, me, int(rank_of.size()) + 1);
+            CHECK(counted.ranks == sorted.ranks);
+            CHECK(counted.starts == sorted.starts);
+            CHECK(counted.order == sorted.order);
+            for (std::size_t e = 0; e < counted.ranks.size(); ++e)
+                for (std::size_t k = counted.starts[e]; k < counted.starts[e + 1]; ++k)
+                    CHECK(rank_of[counted.order[k]] == counted.ranks[e]);
+        }
+    }
 }

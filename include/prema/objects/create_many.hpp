@@ -139,7 +139,7 @@ task<std::vector<mobile_ptr<T>>> create_many(std::size_t n, Placement placement,
     for (std::size_t i = 0; i < n; ++i)
         rank_of[i] = int(detail::place(placement, i, n, p));
     // The tree: this rank first, then every rank that gets objects, ascending.
-    const auto groups = detail::group_by_rank(rank_of, me);
+    const auto groups = detail::group_by_rank(rank_of, me, int(p));
     // Before any call is made (a call made is a call sent): the largest reply, a child's subtree.
     for (auto run : detail::subtrees(groups.ranks.size()))
         detail::check_create_batch(groups.starts[run.second] - groups.starts[run.first]);

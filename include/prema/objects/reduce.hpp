@@ -126,7 +126,7 @@ template <class T> rank_groups group_objects(const std::vector<mobile_ptr<T>>& o
         int r = prema::where(objects[i]);
         rank_of[i] = r < 0 ? me : r;
     }
-    return group_by_rank(rank_of, me);
+    return group_by_rank(rank_of, me, prema::ranks());
 }
 
 // The tree's root part: each entry's objects, in tree order.

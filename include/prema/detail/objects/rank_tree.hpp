@@ -47,15 +47,35 @@ struct rank_groups {
     }
 };
 
-// O(n log n) in the items, whatever the job's size.
-inline rank_groups group_by_rank(std::span<const int> rank_of, int me) {
+// In time and memory of the items, whatever the job's size: a count per rank when there are at
+// least as many items as ranks (create_many of n >= P objects: O(n + P)), a sort otherwise
+// (O(n log n), nothing per rank).
+inline rank_groups group_by_rank(std::span<const int> rank_of, int me, int ranks) {
+    rank_groups g;
+    g.ranks.push_back(me);
+    g.starts.push_back(0);
+    if (std::size_t(ranks) <= rank_of.size()) {
+        std::vector<std::size_t> next(static_cast<std::size_t>(ranks),
+                                      0); // counts, then where each rank's go
+        for (int r : rank_of)
+            ++next[std::size_t(r)];
+        std::size_t at = std::exchange(next[std::size_t(me)], 0);
+        for (int r = 0; r < ranks; ++r)
+            if (r != me && next[std::size_t(r)] > 0) {
+                g.ranks.push_back(r);
+                g.starts.push_back(at);
+                at += std::exchange(next[std::size_t(r)], at);
+            }
+        g.starts.push_back(at);
+        g.order.resize(rank_of.size());
+        for (std::size_t i = 0; i < rank_of.size(); ++i)
+            g.order[next[std::size_t(rank_of[i])]++] = i;
+        return g;
+    }
     std::vector<std::pair<int, std::size_t>> keyed(rank_of.size()); // me sorts first, as -1
     for (std::size_t i = 0; i < rank_of.size(); ++i)
         keyed[i] = {rank_of[i] == me ? -1 : rank_of[i], i};
     std::sort(keyed.begin(), keyed.end());
-    rank_groups g;
-    g.ranks.push_back(me);
-    g.starts.push_back(0);
     g.order.reserve(keyed.size());
     for (auto [rank, i] : keyed) {
         if (rank != -1 && rank != g.ranks.back()) {
