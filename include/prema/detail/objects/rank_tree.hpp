@@ -55,8 +55,8 @@ inline rank_groups group_by_rank(std::span<const int> rank_of, int me, int ranks
     g.ranks.push_back(me);
     g.starts.push_back(0);
     if (std::size_t(ranks) <= rank_of.size()) {
-        std::vector<std::size_t> next(static_cast<std::size_t>(ranks),
-                                      0); // counts, then where each rank's go
+        // Each rank's count, then where its next item goes in `order`.
+        std::vector<std::size_t> next(static_cast<std::size_t>(ranks), 0);
         for (int r : rank_of)
             ++next[std::size_t(r)];
         std::size_t at = std::exchange(next[std::size_t(me)], 0);
