@@ -24,8 +24,8 @@ batch_set::~batch_set() {
 }
 
 std::size_t batch_set::lane_bytes() const noexcept {
-    return chunks_.capacity() * sizeof(batch_lane*) +
-           chunks_made_ * lane_chunk * sizeof(batch_lane);
+    auto made = std::size_t(std::ranges::count_if(chunks_, [](auto* c) { return c != nullptr; }));
+    return chunks_.capacity() * sizeof(batch_lane*) + made * lane_chunk * sizeof(batch_lane);
 }
 
 void batch_set::start(int dest, batch_lane& b) {
@@ -42,12 +42,9 @@ void batch_set::start(int dest, batch_lane& b) {
 
 std::byte* batch_set::begin(int dest, std::size_t& room) {
     flush_if_requested();
-    batch_lane*& chunk = chunks_[unsigned(dest) >> lane_chunk_bits];
-    if (!chunk) {
+    if (batch_lane*& chunk = chunks_[unsigned(dest) >> lane_chunk_bits]; !chunk)
         chunk = new batch_lane[lane_chunk];
-        ++chunks_made_;
-    }
-    auto& b = chunk[unsigned(dest) & (lane_chunk - 1)];
+    auto& b = lane(dest);
     if (!b.msg)
         start(dest, b);
     return lane_room(b, room);

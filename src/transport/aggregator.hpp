@@ -6,13 +6,13 @@
 // send. A batch opens in the pool's smallest buffer and moves to one 4x larger as it fills, up
 // to the batch size, so an open batch holds memory in proportion to what it carries, and a
 // destination with no open batch holds none: a worker that has written to P ranks holds their
-// messages' bytes, not P batch-sized buffers. The lanes themselves (32 bytes each) are made a
-// chunk of lane_chunk destinations at a time, when the worker first writes to one of them: at
-// 10,000 ranks a worker that talks to a tree's log2 P peers holds a few chunks, not 10,000
-// lanes (a batch's few growth copies cost less than one
+// messages' bytes, not P batch-sized buffers (a batch's few growth copies cost less than one
 // MPI message; opening a lane's next batch at the size its last one left with cut a 16-byte
 // send from 124 to 102 instructions but lowered the object message rate by about 13% in 13
-// alternating pairs of jobs, 2026-11-28, so batches still start small). A batch
+// alternating pairs of jobs, 2026-11-28, so batches still start small). The lanes themselves
+// (32 bytes each) are made lane_chunk destinations at a time, when the worker first writes to
+// one of them: at 10,000 ranks a worker that talks to a tree's log2 P peers holds a few
+// chunks, not 10,000 lanes. A batch
 // leaves (progress_engine::post) when it is full, when a message of prompt_bytes or more
 // joins it (outbox.hpp; heat2d's 4 KiB edge rows waited for the sender's next compute step
 // before that rule: +16% wall time on 2 ranks against +2% unbatched), when its worker finds
@@ -86,8 +86,8 @@ class batch_set {
     }
 
     bool open(int dest) const noexcept {
-        const batch_lane* chunk = chunks_[unsigned(dest) >> lane_chunk_bits];
-        return chunk && chunk[unsigned(dest) & (lane_chunk - 1)].msg != nullptr;
+        const batch_lane* lane = find_lane(chunks_.data(), dest);
+        return lane && lane->msg != nullptr;
     }
     // Batches open now. Any thread; a batch that leaves was counted as sent (post) before it
     // stops counting here, so a reader never sees neither.
@@ -119,9 +119,7 @@ class batch_set {
 
   private:
     // dest's lane, which exists once dest's first batch has started.
-    batch_lane& lane(int dest) noexcept {
-        return chunks_[unsigned(dest) >> lane_chunk_bits][unsigned(dest) & (lane_chunk - 1)];
-    }
+    batch_lane& lane(int dest) noexcept { return *find_lane(chunks_.data(), dest); }
     void start(int dest, batch_lane& b);
     // Moves `b` to a buffer with room for at least `payload` bytes (at most the batch size).
     void grow(batch_lane& b, std::size_t payload);
@@ -135,7 +133,6 @@ class batch_set {
     // By destination / lane_chunk: a chunk of lanes, or null until the first batch to one of its
     // ranks (owned: deleted with the set). Never resized, so lanes() stays valid.
     std::vector<batch_lane*> chunks_;
-    std::size_t chunks_made_ = 0;
     std::vector<int> dirty_; // destinations with an open batch
     // Stretches of time with a batch open, counted by the owner as they begin.
     std::atomic<std::uint64_t> open_stretch_{0};

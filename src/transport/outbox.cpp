@@ -55,7 +55,7 @@ batch_lane* open_batch(int dest) {
         return nullptr;
     std::size_t room = 0;
     b->begin(dest, room);
-    return &b->lanes()[unsigned(dest) >> lane_chunk_bits][unsigned(dest) & (lane_chunk - 1)];
+    return find_lane(b->lanes(), dest);
 }
 
 void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_writer& payload) {

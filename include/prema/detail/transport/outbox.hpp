@@ -24,6 +24,11 @@ struct batch_lane {
 // of them: a rank it never sends to costs an eighth of a byte (a null chunk pointer), not a lane.
 inline constexpr unsigned lane_chunk_bits = 6;
 inline constexpr unsigned lane_chunk = 1u << lane_chunk_bits;
+// `dest`'s lane in a worker's chunk table, or nullptr while its chunk has not been made.
+inline batch_lane* find_lane(batch_lane* const* chunks, int dest) noexcept {
+    batch_lane* chunk = chunks[unsigned(dest) >> lane_chunk_bits];
+    return chunk ? &chunk[unsigned(dest) & (lane_chunk - 1)] : nullptr;
+}
 
 // A message of at least this much payload leaves at once, with its batch (aggregator.hpp says
 // why).
@@ -103,11 +108,8 @@ inline batch_lane* open_lane(int dest) noexcept {
     if (!o || !o->lanes || dest == o->self || o->send_now ||
         o->flush_requested->load(std::memory_order_relaxed))
         return nullptr;
-    batch_lane* chunk = o->lanes[unsigned(dest) >> lane_chunk_bits];
-    if (!chunk)
-        return nullptr;
-    batch_lane* lane = &chunk[unsigned(dest) & (lane_chunk - 1)];
-    return lane->msg ? lane : nullptr;
+    batch_lane* lane = find_lane(o->lanes, dest);
+    return lane && lane->msg ? lane : nullptr;
 }
 // Where the payload of the next item of `lane` goes, and how much room its buffer has there.
 inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept {
