@@ -3,11 +3,15 @@
 //
 //   mpirun -np 2 ./latency [--iters 1000] [--json latency.json]      (--help lists every option)
 //
-// Order of one run: raw MPI ping-pong on MPI_COMM_WORLD; then PREMA in each --modes entry, by
-// default auto (the runtime options as given, the progress mode left to the runtime as any
-// program gets it; the output names what it resolved to), a dedicated progress thread, and inline
-// progress with one worker; raw MPI again (the lower of the two raw medians is reported, so drift
-// during the run never flatters PREMA); then the message rates.
+// Order of one run: --rounds rounds (default 4) of the ping-pongs, each round raw MPI on
+// MPI_COMM_WORLD and then PREMA in each --modes entry, by default auto (the runtime options as
+// given, the progress mode left to the runtime as any program gets it; the output names what it
+// resolved to), a dedicated progress thread, and inline progress with one worker, each on a
+// runtime of its own; then the forwarding hop (3+ ranks) and the message rates. A round runs
+// every size with 1/rounds of its round trips, and the medians are over the round trips of all
+// rounds: this machine's speed drifts within a job (raw MPI over TCP read 8 to 13.5 us at 8 B in
+// successive blocks of 3,000 round trips), and alternating gives raw MPI and PREMA the same
+// share of each phase, where one run of each would compare whatever phases they fell in.
 //
 // Latency: rank 0 sends a payload of N bytes, rank 1 sends it back. Raw MPI uses MPI_Send and
 // MPI_Recv. PREMA runs the whole chain in handlers: `ping` runs on rank 1 and co_awaits a send of
@@ -70,7 +74,8 @@ double micros(clk::duration d) {
 
 struct options {
     int iters = 1000;             // timed round trips per size (fewer above the byte budget)
-    int warmup = 100;             // untimed round trips per size
+    int warmup = 100;             // untimed round trips per size, in each round
+    int rounds = 4;               // raw MPI and PREMA alternate this many times
     std::size_t budget_mib = 256; // bytes each way per size and layer, caps iters of big sizes
     std::size_t min_bytes = 8, max_bytes = std::size_t{1} << 20;
     int step = 2; // size multiplier
@@ -95,7 +100,10 @@ const char* usage_text =
     "the timed round trips of each size.\n"
     "\n"
     "  --iters N          timed round trips per size (default 1000)\n"
-    "  --warmup N         untimed round trips before each size (default 100)\n"
+    "  --warmup N         untimed round trips before each size, in each round (default 100)\n"
+    "  --rounds R         raw MPI and the PREMA modes take turns R times, each round with\n"
+    "                     1/R of the round trips of every size; medians over all rounds\n"
+    "                     (default 4)\n"
     "  --budget-mib M     at most M MiB each way per size: sizes above M MiB / iters run\n"
     "                     fewer iterations, never fewer than 100 (default 256)\n"
     "  --min-bytes N      smallest payload (default 8)\n"
@@ -171,6 +179,8 @@ bool parse_options(int argc, char** argv, options& o) {
             o.iters = int(parse_number(a, value(), 1, 100'000'000));
         else if (a == "--warmup")
             o.warmup = int(parse_number(a, value(), 0, 100'000'000));
+        else if (a == "--rounds")
+            o.rounds = int(parse_number(a, value(), 1, 1000));
         else if (a == "--budget-mib")
             o.budget_mib = std::size_t(parse_number(a, value(), 1, 1 << 20));
         else if (a == "--min-bytes")
@@ -219,6 +229,22 @@ int iterations(const options& o, std::size_t bytes) {
     return int(std::clamp<std::size_t>(budget, std::min(100, o.iters), std::size_t(o.iters)));
 }
 
+// One round's share (the rounds together run at least iterations(o, bytes)).
+int round_iterations(const options& o, std::size_t bytes) {
+    return (iterations(o, bytes) + o.rounds - 1) / o.rounds;
+}
+
+// Every timed round trip of one layer, per size (in the order of payload_sizes), of all rounds.
+using samples = std::vector<std::vector<double>>;
+
+std::vector<stats> summarize_all(samples s) {
+    std::vector<stats> out;
+    for (auto& rtt : s)
+        if (!rtt.empty())
+            out.push_back(summarize(std::move(rtt)));
+    return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Raw MPI message rate (the ping-pongs are in tools/measure/pingpong.hpp)
 
@@ -265,42 +291,41 @@ double mpi_rate(int rank, long count, int window) {
 // PREMA ping-pong (transport and mobile objects): the chains run entirely in handlers
 // (tools/measure/pingpong.cpp); rank 0 timestamps every pong.
 
-void note_sweep(const char* layer, const char* mode, std::size_t bytes, int n,
-                std::vector<double> rtt, std::vector<stats>& out) {
+// Adds one round's round trips of `bytes` to `all`, and shows the round's median.
+void note_round(const char* layer, const char* mode, std::size_t bytes, int n,
+                const std::vector<double>& rtt, std::vector<double>& all) {
     if (int(rtt.size()) != n)
         std::fprintf(stderr, "latency: %s %s %zu B: expected %d round trips, timed %zu\n", layer,
                      mode, bytes, n, rtt.size());
-    out.push_back(summarize(std::move(rtt)));
+    all.insert(all.end(), rtt.begin(), rtt.end());
     std::fprintf(stderr, "  %s/%-9s %8zu B  %9.2f us half-RTT  (%d iters)\n", layer, mode, bytes,
-                 out.back().half_rtt(), n);
+                 summarize(rtt).half_rtt(), n);
 }
 
 prema::task<> latency_entry(const options& o, const std::vector<std::size_t>& sizes,
-                            const char* mode, std::vector<stats>& out) {
-    for (std::size_t bytes : sizes) {
-        int n = iterations(o, bytes);
-        auto rtt = co_await measure::transport_pingpong(bytes, o.warmup, n);
+                            const char* mode, samples& out) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        int n = round_iterations(o, sizes[i]);
+        auto rtt = co_await measure::transport_pingpong(sizes[i], o.warmup, n);
         if (prema::rank() == 0)
-            note_sweep("prema", mode, bytes, n, std::move(rtt), out);
+            note_round("prema", mode, sizes[i], n, rtt, out[i]);
     }
 }
 
 // Mobile-object ping-pong: the same chain between two objects, one on rank 0 and one on rank 1;
 // every message goes through the object layer (directory, ordering, scheduler).
 prema::task<> object_entry(const options& o, const std::vector<std::size_t>& sizes,
-                           const char* mode, std::vector<stats>& out) {
+                           const char* mode, samples& out) {
     ball_ptr mine, theirs;
     if (prema::rank() == 0) {
         mine = prema::make_mobile<ball>();
         theirs = co_await prema::create<ball>(1);
     }
-    for (std::size_t bytes : sizes) {
-        if (bytes > o.object_max_bytes)
-            break;
-        int n = iterations(o, bytes);
-        auto rtt = co_await measure::object_pingpong(mine, theirs, bytes, o.warmup, n);
+    for (std::size_t i = 0; i < sizes.size() && sizes[i] <= o.object_max_bytes; ++i) {
+        int n = round_iterations(o, sizes[i]);
+        auto rtt = co_await measure::object_pingpong(mine, theirs, sizes[i], o.warmup, n);
         if (prema::rank() == 0)
-            note_sweep("object", mode, bytes, n, std::move(rtt), out);
+            note_round("object", mode, sizes[i], n, rtt, out[i]);
     }
 }
 
@@ -427,12 +452,13 @@ struct rate_result {
 // One PREMA configuration: latency sweep and message rate.
 
 struct prema_results {
-    std::string mode;     // as requested: auto, dedicated or inline
-    std::string resolved; // what the runtime ran: dedicated or inline
-    std::string label;    // "auto -> inline", or the mode
-    std::vector<stats> latency;
-    std::vector<stats> objects; // the first sizes, up to --object-max-bytes
-    hop_results hops;           // 3+ ranks only
+    std::string mode;                 // as requested: auto, dedicated or inline
+    std::string resolved;             // what the runtime ran: dedicated or inline
+    std::string label;                // "auto -> inline", or the mode
+    samples latency_rtt, objects_rtt; // every round's round trips, per size
+    std::vector<stats> latency;       // their medians, once every round has run
+    std::vector<stats> objects;       // the first sizes, up to --object-max-bytes
+    hop_results hops;                 // 3+ ranks only
     bool have_hops = false;
     std::vector<rate_result> rates;
     bool ok = true;
@@ -441,32 +467,40 @@ struct prema_results {
         return "\"progress\": \"" + mode + "\", " +
                (mode == resolved ? "" : "\"resolved\": \"" + resolved + "\", ");
     }
+    // On a runtime of `requested` mode, now running: what it resolved to.
+    const char* name(prema::progress_mode requested) {
+        mode = prema::to_string(requested);
+        resolved = prema::to_string(prema::resolved_progress());
+        label = mode == resolved ? mode : mode + " -> " + resolved;
+        return label.c_str();
+    }
 };
 
-prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes,
-                        prema::config cfg) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+// One round of the ping-pongs, transport and object, on a runtime of its own.
+void prema_pingpong_round(const options& o, const std::vector<std::size_t>& sizes,
+                          const prema::config& cfg, prema_results& r) {
     prema::runtime rt(MPI_COMM_WORLD, cfg);
-    prema_results r;
-    r.mode = prema::to_string(cfg.progress);
-    r.resolved = prema::to_string(prema::resolved_progress());
-    r.label = r.mode == r.resolved ? r.mode : r.mode + " -> " + r.resolved;
-    const char* mode = r.label.c_str();
-    if (o.latency) {
+    const char* mode = r.name(cfg.progress);
+    r.latency_rtt.resize(sizes.size());
+    r.objects_rtt.resize(sizes.size());
+    if (prema::rank() == 0)
+        std::fprintf(stderr, "[prema %s] ping-pong, %zu sizes\n", mode, sizes.size());
+    r.ok &= rt.run([&] { return latency_entry(o, sizes, mode, r.latency_rtt); }) == 0;
+    if (prema::rank() == 0)
+        std::fprintf(stderr, "[prema %s] object ping-pong\n", mode);
+    r.ok &= rt.run([&] { return object_entry(o, sizes, mode, r.objects_rtt); }) == 0;
+}
+
+// After the rounds, on one more runtime: the forwarding hop (3+ ranks) and the message rates.
+void prema_hop_and_rates(const options& o, const prema::config& cfg, prema_results& r) {
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    const int rank = prema::rank();
+    const char* mode = r.name(cfg.progress);
+    if (o.latency && prema::ranks() >= 3) {
         if (rank == 0)
-            std::fprintf(stderr, "[prema %s] ping-pong, %zu sizes\n", mode, sizes.size());
-        r.ok &= rt.run([&] { return latency_entry(o, sizes, mode, r.latency); }) == 0;
-        if (rank == 0)
-            std::fprintf(stderr, "[prema %s] object ping-pong\n", mode);
-        r.ok &= rt.run([&] { return object_entry(o, sizes, mode, r.objects); }) == 0;
-        if (prema::ranks() >= 3) {
-            if (rank == 0)
-                std::fprintf(stderr, "[prema %s] forwarding hop, %d calls each\n", mode,
-                             o.hop_calls);
-            r.ok &= rt.run([&] { return forwarding_entry(o.hop_calls, r.hops); }) == 0;
-            r.have_hops = true;
-        }
+            std::fprintf(stderr, "[prema %s] forwarding hop, %d calls each\n", mode, o.hop_calls);
+        r.ok &= rt.run([&] { return forwarding_entry(o.hop_calls, r.hops); }) == 0;
+        r.have_hops = true;
     }
     for (rate_kind kind : rate_kinds) {
         if (!o.rate)
@@ -498,7 +532,6 @@ prema_results run_prema(const options& o, const std::vector<std::size_t>& sizes,
         }
         r.rates.push_back(res);
     }
-    return r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -561,8 +594,9 @@ std::vector<handoff_result> run_handoff(const options& o, const prema::config& b
 
 void print_table(const std::vector<std::size_t>& sizes, const std::vector<stats>& mpi,
                  const std::vector<prema_results>& runs) {
-    std::printf("\nHalf round-trip time (median over the timed round trips of each size, us) and\n"
-                "bandwidth (bytes / half-RTT, MB/s); 'x' is PREMA / raw MPI half-RTT.\n\n");
+    std::printf("\nHalf round-trip time (median over the timed round trips of each size in all "
+                "rounds, us)\nand bandwidth (bytes / half-RTT, MB/s); 'x' is PREMA / raw MPI "
+                "half-RTT.\n\n");
     std::printf("%9s %20s", "", "raw MPI");
     for (auto& r : runs)
         std::printf(" | %26s", ("PREMA " + r.label).c_str());
@@ -720,56 +754,48 @@ int bench_main(int argc, char** argv, int rank, int size) {
                     size, sizes.size(), sizes.front(), sizes.back(), o.iters, o.warmup,
                     o.budget_mib, base.eager_bytes, base.workers);
 
-    // Raw MPI before the runtime phases.
-    std::vector<stats> mpi;
-    if (o.latency) {
-        if (rank == 0)
-            std::fprintf(stderr, "[mpi] ping-pong, %zu sizes\n", sizes.size());
-        for (std::size_t bytes : sizes) {
-            mpi.push_back(summarize(mpi_pingpong(rank, bytes, o.warmup, iterations(o, bytes))));
-            if (rank == 0)
-                std::fprintf(stderr, "  mpi             %8zu B  %9.2f us half-RTT\n", bytes,
-                             mpi.back().half_rtt());
-        }
-    }
-
-    std::vector<prema_results> runs;
-    bool ok = true;
+    // The ping-pongs in rounds, raw MPI and each PREMA mode by turns; then the PREMA modes'
+    // forwarding hops and rates, and the hand-off.
+    auto config_of = [&](prema::progress_mode mode) {
+        prema::config c = base;
+        c.progress = mode;
+        if (mode == prema::progress_mode::inline_)
+            c.workers = 1;
+        return c;
+    };
+    samples mpi_rtt(sizes.size());
+    std::vector<prema_results> runs(o.modes.size());
+    std::vector<handoff_result> handoff;
     try {
-        for (auto mode : o.modes) {
-            prema::config c = base;
-            c.progress = mode;
-            if (mode == prema::progress_mode::inline_)
-                c.workers = 1;
-            runs.push_back(run_prema(o, sizes, c));
+        for (int round = 1; o.latency && round <= o.rounds; ++round) {
+            if (rank == 0)
+                std::fprintf(stderr, "round %d of %d\n[mpi] ping-pong, %zu sizes\n", round,
+                             o.rounds, sizes.size());
+            for (std::size_t i = 0; i < sizes.size(); ++i) {
+                int n = round_iterations(o, sizes[i]);
+                auto rtt = mpi_pingpong(rank, sizes[i], o.warmup, n);
+                if (rank == 0)
+                    note_round("mpi", "", sizes[i], n, rtt, mpi_rtt[i]);
+            }
+            for (std::size_t k = 0; k < o.modes.size(); ++k)
+                prema_pingpong_round(o, sizes, config_of(o.modes[k]), runs[k]);
         }
+        if (o.rate || (o.latency && size >= 3))
+            for (std::size_t k = 0; k < o.modes.size(); ++k)
+                prema_hop_and_rates(o, config_of(o.modes[k]), runs[k]);
+        if (o.handoff)
+            handoff = run_handoff(o, base, rank);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "latency: rank %d: %s\n", rank, e.what());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    for (auto& r : runs)
+    bool ok = true;
+    for (auto& r : runs) {
         ok &= r.ok;
-
-    std::vector<handoff_result> handoff;
-    if (o.handoff) {
-        try {
-            handoff = run_handoff(o, base, rank);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "latency: rank %d: %s\n", rank, e.what());
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        r.latency = summarize_all(std::move(r.latency_rtt));
+        r.objects = summarize_all(std::move(r.objects_rtt));
     }
-
-    // Raw MPI after: keep the lower median of the two runs for each size.
-    if (o.latency) {
-        if (rank == 0)
-            std::fprintf(stderr, "[mpi] ping-pong again\n");
-        for (std::size_t i = 0; i < sizes.size(); ++i) {
-            auto again = summarize(mpi_pingpong(rank, sizes[i], o.warmup, iterations(o, sizes[i])));
-            if (rank == 0 && again.median_rtt_us < mpi[i].median_rtt_us)
-                mpi[i] = again;
-        }
-    }
+    const auto mpi = summarize_all(std::move(mpi_rtt));
     double mpi_rate_value = 0;
     if (o.rate) {
         if (rank == 0)

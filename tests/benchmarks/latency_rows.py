@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Runs benchmarks/latency on 2 ranks with tiny settings and checks its JSON: every layer,
+progress mode and size has its row, and each latency row holds the round trips of every round
+(the rounds alternate raw MPI and PREMA, so a round that ran nothing would show here).
+
+    latency_rows.py MPIEXEC LATENCY JSON
+"""
+import json
+import math
+import subprocess
+import sys
+
+mpiexec, program, out = sys.argv[1:4]
+iters, rounds, sizes, object_sizes = 10, 3, [8, 16, 32], [8, 16]
+subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-n", "2", program,
+                "--max-bytes", str(sizes[-1]), "--object-max-bytes", str(object_sizes[-1]),
+                "--iters", str(iters), "--warmup", "2", "--rounds", str(rounds),
+                "--rate-count", "2000", "--json", out], check=True)
+rows = json.load(open(out))["results"]
+
+per_round = math.ceil(iters / rounds)
+failures = []
+
+
+def expect(layer, progress, sizes_wanted, iterations):
+    found = {r["bytes"]: r for r in rows if r["layer"] == layer and "half_rtt_us" in r
+             and r.get("progress", "") == progress}
+    for size in sizes_wanted:
+        r = found.get(size)
+        if r is None:
+            failures.append(f"no {layer} row for {progress or 'raw MPI'} at {size} B")
+        elif r["iterations"] != iterations or not r["half_rtt_us"] > 0:
+            failures.append(f"{layer} {progress} {size} B: {r['iterations']} round trips "
+                            f"(expected {iterations}), half-RTT {r['half_rtt_us']}")
+
+
+expect("mpi", "", sizes, rounds * per_round)
+for mode in ("auto", "dedicated", "inline"):
+    expect("transport", mode, sizes, rounds * per_round)
+    expect("object", mode, object_sizes, rounds * per_round)
+    rates = [r for r in rows if r.get("progress") == mode and "rate_msgs_per_s" in r]
+    if len(rates) != 3 or not all(r["rate_msgs_per_s"] > 0 for r in rates):
+        failures.append(f"{mode}: {len(rates)} message-rate rows, expected 3 with a rate")
+for mode in ("dedicated", "inline"):
+    expect("handoff", mode, [8], iters)
+
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
