@@ -34,7 +34,7 @@
 // (--prema-loopback mpi): with dedicated progress each message goes from the worker to the
 // progress thread and back, the hand-off that every message from another node pays on a rank
 // with cores of its own; inline, the worker does it all. The row is the median time of one
-// message (half of a round trip of two), 8 bytes, in both modes.
+// message (half of a round trip of two), 8 bytes, in both modes, which take turns in --rounds.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -557,24 +557,30 @@ std::vector<handoff_result> run_handoff(const options& o, const prema::config& b
         for (unsigned c = 0; c < std::thread::hardware_concurrency(); ++c)
             CPU_SET(c, &all);
         sched_setaffinity(0, sizeof all, &all); // the runtime's threads inherit it
-        for (auto mode : {prema::progress_mode::dedicated, prema::progress_mode::inline_}) {
-            prema::config c = base;
-            c.progress = mode;
-            c.workers = 1;
-            c.loopback_mpi = true;
-            std::fprintf(stderr, "[prema %s] hand-off, one rank, messages to itself\n",
-                         prema::to_string(mode).c_str());
-            prema::runtime rt(solo, c);
-            std::vector<double> rtt;
-            if (rt.run([&]() -> prema::task<> {
-                    rtt = co_await measure::handoff_pingpong(handoff_bytes, o.warmup, o.iters);
-                }) != 0)
-                std::fprintf(stderr, "latency: the hand-off phase reported errors\n");
-            auto s = summarize(std::move(rtt));
-            std::fprintf(stderr, "  handoff/%-9s %9.2f us per message\n",
-                         prema::to_string(mode).c_str(), s.half_rtt());
-            out.push_back({prema::to_string(mode), s});
-        }
+        // Dedicated and inline take turns too, as raw MPI and PREMA do in the ping-pongs.
+        const prema::progress_mode modes[] = {prema::progress_mode::dedicated,
+                                              prema::progress_mode::inline_};
+        samples rtt(std::size(modes));
+        const int n = (o.iters + o.rounds - 1) / o.rounds;
+        for (int round = 0; round < o.rounds; ++round)
+            for (std::size_t k = 0; k < std::size(modes); ++k) {
+                prema::config c = base;
+                c.progress = modes[k];
+                c.workers = 1;
+                c.loopback_mpi = true;
+                const std::string mode = prema::to_string(modes[k]);
+                std::fprintf(stderr, "[prema %s] hand-off, one rank, messages to itself\n",
+                             mode.c_str());
+                prema::runtime rt(solo, c);
+                std::vector<double> round_rtt;
+                if (rt.run([&]() -> prema::task<> {
+                        round_rtt = co_await measure::handoff_pingpong(handoff_bytes, o.warmup, n);
+                    }) != 0)
+                    std::fprintf(stderr, "latency: the hand-off phase reported errors\n");
+                note_round("handoff", mode.c_str(), handoff_bytes, n, round_rtt, rtt[k]);
+            }
+        for (std::size_t k = 0; k < std::size(modes); ++k)
+            out.push_back({prema::to_string(modes[k]), summarize(std::move(rtt[k]))});
         sched_setaffinity(0, sizeof bound, &bound);
         MPI_Comm_free(&solo);
     }

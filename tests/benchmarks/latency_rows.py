@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs benchmarks/latency on 2 ranks with tiny settings and checks its JSON: every layer,
 progress mode and size has its row, and each latency row holds the round trips of every round
-(the rounds alternate raw MPI and PREMA, so a round that ran nothing would show here).
+(the rounds alternate raw MPI and PREMA, and the hand-off's two modes, so a round that ran
+nothing would show here).
 
     latency_rows.py MPIEXEC LATENCY JSON
 """
@@ -42,7 +43,7 @@ for mode in ("auto", "dedicated", "inline"):
     if len(rates) != 3 or not all(r["rate_msgs_per_s"] > 0 for r in rates):
         failures.append(f"{mode}: {len(rates)} message-rate rows, expected 3 with a rate")
 for mode in ("dedicated", "inline"):
-    expect("handoff", mode, [8], iters)
+    expect("handoff", mode, [8], rounds * per_round)
 
 for f in failures:
     print("FAIL:", f)
