@@ -755,9 +755,9 @@ int bench_main(int argc, char** argv, int rank, int size) {
     auto sizes = payload_sizes(o);
     if (rank == 0)
         std::printf("PREMA latency benchmark: %d ranks (only 0 and 1 talk), %zu sizes %zu..%zu B, "
-                    "%d iters (+%d warm-up) per size, capped at %zu MiB per size; eager limit %zu "
-                    "B, %d worker(s) (inline: 1)\n",
-                    size, sizes.size(), sizes.front(), sizes.back(), o.iters, o.warmup,
+                    "%d iters per size in %d rounds (+%d warm-up in each), capped at %zu MiB per "
+                    "size; eager limit %zu B, %d worker(s) (inline: 1)\n",
+                    size, sizes.size(), sizes.front(), sizes.back(), o.iters, o.rounds, o.warmup,
                     o.budget_mib, base.eager_bytes, base.workers);
 
     // The ping-pongs in rounds, raw MPI and each PREMA mode by turns; then the PREMA modes'
