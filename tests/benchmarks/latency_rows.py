@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Runs benchmarks/latency on 2 ranks with tiny settings and checks its JSON: every layer,
-progress mode and size has its row, and each latency row holds the round trips of every round
+"""Runs benchmarks/latency with tiny settings and checks its JSON: on 2 ranks every layer,
+progress mode and size has its row, each latency row holding the round trips of every round
 (the rounds alternate raw MPI and PREMA, and the hand-off's two modes, so a round that ran
-nothing would show here).
+nothing would show here); on 3 ranks every mode has its forwarding hop.
 
     latency_rows.py MPIEXEC LATENCY JSON
 """
@@ -44,6 +44,16 @@ for mode in ("auto", "dedicated", "inline"):
         failures.append(f"{mode}: {len(rates)} message-rate rows, expected 3 with a rate")
 for mode in ("dedicated", "inline"):
     expect("handoff", mode, [8], rounds * per_round)
+
+# Three ranks add the forwarding hop, one row per mode.
+subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-n", "3", program,
+                "--max-bytes", "8", "--object-max-bytes", "8", "--iters", str(iters),
+                "--rounds", str(rounds), "--hop-calls", "20", "--no-rate", "--no-handoff",
+                "--json", out], check=True)
+hops = [r for r in json.load(open(out))["results"] if "forwarding_hop_us" in r]
+if sorted(r["progress"] for r in hops) != ["auto", "dedicated", "inline"] or \
+        not all(r["direct_call_us"] > 0 and r["forwarded_call_us"] > 0 for r in hops):
+    failures.append(f"3 ranks: forwarding rows {hops}")
 
 for f in failures:
     print("FAIL:", f)
