@@ -47,6 +47,9 @@
 
 #include <mpi.h>
 #include <sched.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
 #include <sys/resource.h>
 #include <thread>
 
@@ -732,6 +735,16 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
     std::fclose(f);
 }
 
+// Payloads below the eager size are copied with memcpy, whose speed for 4 KiB and more depends
+// on the C library's choice of copy (docs/guide/messages.md): the run says what it had.
+void print_c_library() {
+#ifdef __GLIBC__
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    std::printf("C library: glibc %s, GLIBC_TUNABLES %s\n", gnu_get_libc_version(),
+                tunables && *tunables ? tunables : "unset");
+#endif
+}
+
 int bench_main(int argc, char** argv, int rank, int size) {
     prema::config base;
     options o;
@@ -759,6 +772,8 @@ int bench_main(int argc, char** argv, int rank, int size) {
                     "size; eager limit %zu B, %d worker(s) (inline: 1)\n",
                     size, sizes.size(), sizes.front(), sizes.back(), o.iters, o.rounds, o.warmup,
                     o.budget_mib, base.eager_bytes, base.workers);
+    if (rank == 0)
+        print_c_library();
 
     // The ping-pongs in rounds, raw MPI and each PREMA mode by turns; then the PREMA modes'
     // forwarding hops and rates, and the hand-off.
