@@ -564,7 +564,7 @@ std::vector<handoff_result> run_handoff(const options& o, const prema::config& b
         const prema::progress_mode modes[] = {prema::progress_mode::dedicated,
                                               prema::progress_mode::inline_};
         samples rtt(std::size(modes));
-        const int n = (o.iters + o.rounds - 1) / o.rounds;
+        const int n = round_iterations(o, handoff_bytes);
         for (int round = 0; round < o.rounds; ++round)
             for (std::size_t k = 0; k < std::size(modes); ++k) {
                 prema::config c = base;
