@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include <prema/detail/transport/copy_bytes.hpp>
 #include <prema/error.hpp>
 #include <prema/transport/serialization.hpp>
 
@@ -343,6 +344,106 @@ TEST_SUITE("serialization") {
             CHECK_THROWS_AS(read_args<std::vector<std::string>>(r), prema::wire_error);
             tracking = false;
             CHECK(largest_allocation.load() < 4096);
+        }
+    }
+
+    // post_new's writer grows into bigger message buffers (grow_message) instead of spilling to the
+    // heap, so that a payload is copied once on its way; a grower that declines leaves the spill.
+    TEST_CASE("a writer with a grower moves its bytes to bigger areas instead of spilling") {
+        struct areas {
+            std::vector<std::vector<std::byte>> made;
+            std::size_t limit = 0; // the grower declines needs above it
+            static std::byte* grow(void* context, std::size_t need, std::size_t kept,
+                                   std::size_t& capacity) {
+                auto& self = *static_cast<areas*>(context);
+                if (need > self.limit)
+                    return nullptr;
+                auto& last = self.made.back();
+                std::vector<std::byte> bigger(std::max(need, 2 * last.size()));
+                std::memcpy(bigger.data(), last.data(), kept);
+                self.made.push_back(std::move(bigger));
+                capacity = self.made.back().size();
+                return self.made.back().data();
+            }
+        };
+        std::vector<double> values(1000);
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = double(i) / 3;
+        const std::string name = "a name that does not fit sixteen bytes";
+        for (std::size_t limit : {std::size_t{1} << 20, std::size_t{100}}) {
+            CAPTURE(limit);
+            areas a;
+            a.limit = limit;
+            a.made.emplace_back(16);
+            byte_writer w(a.made.back().data(), 16);
+            w.grow_with(&areas::grow, &a);
+            write_args<std::string, std::vector<double>>(w, name, values);
+            const bool grew = limit > w.size();
+            CHECK(w.spilled() == !grew);
+            if (grew) { // the stream lies in the last area, whole
+                CHECK(a.made.size() > 1);
+                CHECK(w.data() == a.made.back().data());
+            }
+            byte_reader r{std::span<const std::byte>(w.data(), w.size())};
+            auto [n, v] = read_args<std::string, std::vector<double>>(r);
+            CHECK(n == name);
+            CHECK(v == values);
+        }
+    }
+
+    // copy_bytes takes another way for 2 KiB or more when the destination lies 1 to 63 bytes past
+    // the source within a page (copy_bytes.hpp): the bytes must come out as memcpy's would, at
+    // every length around its 64-byte steps and every distance in and around that window.
+    TEST_CASE("copy_bytes copies what memcpy copies, in the window and out of it") {
+        using prema::detail::copy_bytes;
+        using prema::detail::slow_for_memcpy;
+        constexpr std::size_t page = 4096;
+        std::vector<std::byte> area(6 * page + 2 * 40000);
+        auto* base = area.data() + (page - reinterpret_cast<std::uintptr_t>(area.data()) % page);
+        std::byte* src = base + 128;
+        for (std::size_t i = 0; i < 40000; ++i)
+            src[i] = std::byte(i * 131 + (i >> 8));
+        std::size_t window_cases = 0;
+        for (std::size_t n :
+             {0, 1, 63, 64, 65, 127, 2047, 2048, 2049, 2111, 4096, 8191, 8192, 8193, 39999}) {
+            for (std::size_t ahead : {0, 1, 8, 16, 31, 32, 63, 64, 65, 100, 2048, 4095}) {
+                CAPTURE(n);
+                CAPTURE(ahead);
+                // The destination starts `ahead` bytes past the source's offset in a later page.
+                std::byte* dst = src + 40000 + (page - 40000 % page) + ahead;
+                std::memset(dst - 8, 0x5a, n + 16);
+                CHECK(slow_for_memcpy(dst, src, n) == (n >= 2048 && ahead >= 1 && ahead < 64));
+                window_cases += slow_for_memcpy(dst, src, n);
+                copy_bytes(dst, src, n);
+                CHECK(std::memcmp(dst, src, n) == 0);
+                for (int k = 1; k <= 8; ++k) { // nothing written around it
+                    CHECK(dst[-k] == std::byte{0x5a});
+                    CHECK(dst[n + std::size_t(k) - 1] == std::byte{0x5a});
+                }
+            }
+        }
+        CHECK(window_cases == 8 * 6); // six distances in the window, eight lengths of 2 KiB or more
+    }
+
+    // A byte vector decoded into a block that memcpy would crawl to: whichever way its bytes take
+    // (copy_bytes or the vector's own copy), they arrive whole, for strings too.
+    TEST_CASE("byte vectors and strings of 2 KiB and more decode whole wherever they land") {
+        std::vector<char> payload(9000);
+        for (std::size_t i = 0; i < payload.size(); ++i)
+            payload[i] = char(i * 7 + 3);
+        const std::string text(payload.begin(), payload.end());
+        // Decoded from 64 offsets in the buffer, so that some land in the window whatever the heap
+        // hands out.
+        auto bytes = encode<std::vector<char>, std::string>(1 << 16, nullptr, payload, text);
+        std::vector<std::byte> shifted(bytes.size() + 64);
+        for (std::size_t at = 0; at < 64; ++at) {
+            CAPTURE(at);
+            std::memcpy(shifted.data() + at, bytes.data(), bytes.size());
+            byte_reader r{std::span<const std::byte>(shifted.data() + at, bytes.size())};
+            auto [v, t] = read_args<std::vector<char>, std::string>(r);
+            CHECK(v == payload);
+            CHECK(t == text);
+            CHECK(r.remaining() == 0);
         }
     }
 

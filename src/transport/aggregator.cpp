@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "prema/detail/transport/copy_bytes.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/observe.hpp"
 #include "transport/progress_engine.hpp"
@@ -52,7 +53,7 @@ std::byte* batch_set::begin(int dest, std::size_t& room) {
 
 void batch_set::grow(batch_lane& b, std::size_t payload) {
     message* bigger = pool_.acquire(std::min(capacity_, std::max(payload, 4 * b.capacity)));
-    std::memcpy(bigger->inline_data(), b.msg->inline_data(), b.used);
+    copy_bytes(bigger->inline_data(), b.msg->inline_data(), b.used);
     pool_.release(std::exchange(b.msg, bigger));
     b.capacity = std::min(capacity_, bigger->inline_capacity());
 }

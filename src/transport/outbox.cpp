@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "prema/detail/transport/copy_bytes.hpp"
 #include "prema/error.hpp"
 #include "prema/transport/handler.hpp"
 #include "prema/transport/send.hpp"
@@ -21,6 +22,21 @@ message* acquire_message(std::size_t payload_bytes) {
 
 void release_message(message* m) noexcept {
     state_or_null()->pool.release(m);
+}
+
+std::byte* grow_message(void* context, std::size_t need, std::size_t kept, std::size_t& capacity) {
+    auto& m = *static_cast<message**>(context);
+    auto& st = *state_or_null();
+    if (need > st.cfg.eager_bytes)
+        return nullptr;
+    // At least twice the room: a payload written in many small pieces moves a few times, not
+    // at every piece.
+    message* bigger =
+        st.pool.acquire(std::min(std::max(need, 2 * m->inline_capacity()), st.cfg.eager_bytes));
+    copy_bytes(bigger->inline_data(), m->inline_data(), kept);
+    st.pool.release(std::exchange(m, bigger));
+    capacity = m->inline_capacity();
+    return m->inline_data();
 }
 
 std::size_t eager_capacity() noexcept {
@@ -75,7 +91,7 @@ void batch_commit(int dest, std::uint64_t handler, std::uint64_t token, byte_wri
             at = b.room_for(dest, payload.size());
         }
         if (at) {
-            std::memcpy(at, payload.data(), payload.size());
+            copy_bytes(at, payload.data(), payload.size());
             return b.commit(dest, handler, token, payload.size());
         }
     }
@@ -97,7 +113,7 @@ namespace {
     if (payload.bulk())
         payload.relocate(fitted->inline_data(), fitted->inline_capacity());
     else if (inline_bytes)
-        std::memcpy(fitted->inline_data(), payload.data(), inline_bytes);
+        copy_bytes(fitted->inline_data(), payload.data(), inline_bytes);
     if (m)
         st.pool.release(m);
     return fitted;

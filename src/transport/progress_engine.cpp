@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "coro/worker_pool.hpp"
+#include "prema/detail/transport/copy_bytes.hpp"
 #include "prema/error.hpp"
 #include "prema/transport/handler.hpp"
 #include "transport/observe.hpp"
@@ -459,7 +460,7 @@ message* progress_engine::take_received(std::size_t slot, std::size_t bytes, boo
         return m;
     }
     message* copy = pool_.acquire(bytes - sizeof(wire_header));
-    std::memcpy(&copy->header(), &m->header(), bytes);
+    copy_bytes(&copy->header(), &m->header(), bytes);
     return copy;
 }
 

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "prema/detail/transport/copy_bytes.hpp"
 #include "prema/transport/handler.hpp"
 
 namespace prema {
@@ -67,7 +68,7 @@ inline void read_in_place(byte_reader& r, std::span<std::byte> dst) {
     if (!in_bulk)
         return r.read(dst.data(), n);
     if (bulk->data() != dst.data())
-        std::memcpy(dst.data(), bulk->data(), n);
+        detail::copy_bytes(dst.data(), bulk->data(), n);
     else
         bulk_stats().received_moved.fetch_add(1, std::memory_order_relaxed);
     bulk->reset();

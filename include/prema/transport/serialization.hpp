@@ -31,6 +31,7 @@
 
 #include "prema/detail/transport/bulk.hpp"
 #include "prema/detail/transport/byte_vector.hpp"
+#include "prema/detail/transport/copy_bytes.hpp"
 #include "prema/error.hpp"
 
 namespace prema::detail {
@@ -54,7 +55,7 @@ class byte_writer {
     void write(const void* p, std::size_t n) {
         if (!spilled_ && size_ + n <= capacity_) [[likely]] {
             if (n)
-                std::memcpy(inline_ + size_, p, n);
+                copy_bytes(inline_ + size_, p, n);
             size_ += n;
             return;
         }
@@ -64,6 +65,16 @@ class byte_writer {
     // Overwrites bytes already written (a header reserved before the body was known).
     void patch(std::size_t offset, const void* p, std::size_t n) noexcept {
         std::memcpy((spilled_ ? heap_.data() : inline_) + offset, p, n);
+    }
+
+    // Where the stream goes when it outgrows its area, before a heap buffer: grow(context,
+    // need, kept, capacity) returns an area of `capacity` >= need bytes holding the first
+    // `kept` bytes of the current one (which becomes the grower's), or nullptr for the heap.
+    using grow_fn = std::byte* (*)(void* context, std::size_t need, std::size_t kept,
+                                   std::size_t& capacity);
+    void grow_with(grow_fn grow, void* context) noexcept {
+        grow_ = grow;
+        grow_context_ = context;
     }
 
     std::size_t size() const noexcept { return size_; }
@@ -89,9 +100,9 @@ class byte_writer {
         constexpr std::size_t count = sizeof(std::uint64_t);
         std::size_t head = bulk_at_ + count, bulk = bulk_.size();
         byte_vector all = vector_pool<byte_vector>::get().take(size_ + bulk);
-        std::memcpy(all.data(), data(), head);
-        std::memcpy(all.data() + head, bulk_.data(), bulk);
-        std::memcpy(all.data() + head + bulk, data() + head, size_ - head);
+        copy_bytes(all.data(), data(), head);
+        copy_bytes(all.data() + head, bulk_.data(), bulk);
+        copy_bytes(all.data() + head + bulk, data() + head, size_ - head);
         std::uint64_t n;
         std::memcpy(&n, all.data() + bulk_at_, count);
         n &= ~bulk_bit;
@@ -108,7 +119,7 @@ class byte_writer {
     // the message that carries the bulk.
     void relocate(std::byte* area, std::size_t capacity) noexcept {
         if (size_ && data() != area)
-            std::memcpy(area, data(), size_);
+            copy_bytes(area, data(), size_);
         if (spilled_) {
             vector_pool<byte_vector>::get().give(std::move(heap_));
             heap_ = byte_vector();
@@ -123,6 +134,16 @@ class byte_writer {
         vector_pool<byte_vector>::get().give(std::move(heap_));
     }
     [[gnu::noinline]] void write_spilled(const void* p, std::size_t n) {
+        if (!spilled_ && grow_) {
+            std::size_t capacity = 0;
+            if (std::byte* area = grow_(grow_context_, size_ + n, size_, capacity)) {
+                inline_ = area;
+                capacity_ = capacity;
+                copy_bytes(inline_ + size_, p, n);
+                size_ += n;
+                return;
+            }
+        }
         if (!spilled_) {
             // A heap buffer given in advance (heap()) is kept if it is large enough.
             std::size_t room = std::max(2 * capacity_, size_ + n);
@@ -135,7 +156,7 @@ class byte_writer {
         std::size_t at = heap_.size();
         heap_.resize(at + n);
         if (n)
-            std::memcpy(heap_.data() + at, p, n);
+            copy_bytes(heap_.data() + at, p, n);
         size_ += n;
     }
 
@@ -147,6 +168,8 @@ class byte_writer {
     byte_vector heap_;
     bulk_buffer bulk_;
     std::size_t bulk_at_ = 0; // where the bulk's count lies in the stream
+    grow_fn grow_ = nullptr;
+    void* grow_context_ = nullptr;
 };
 
 // Reads bytes from a received payload, refusing to read past its end. `bulk`: the message's
@@ -158,7 +181,7 @@ class byte_reader {
 
     void read(void* p, std::size_t n) {
         if (auto bytes = take(n); n)
-            std::memcpy(p, bytes.data(), n);
+            copy_bytes(p, bytes.data(), n);
     }
 
     // The next n bytes, in place.
@@ -370,9 +393,18 @@ template <class T> T read_value(byte_reader& r) {
             throw wire_error("garbled payload: container of " + std::to_string(n) +
                              " elements in " + std::to_string(r.remaining()) + " bytes");
         if constexpr (may_alias_bytes<E> && std::is_constructible_v<T, const E*, const E*>) {
-            // Bytes and characters: built from the payload, not zero-filled and then copied.
+            // Bytes and characters: built from the payload, not zero-filled and then copied,
+            // unless the block they get is where memcpy would crawl (copy_bytes.hpp).
             const auto* from = reinterpret_cast<const E*>(r.take(n).data());
-            return T(from, from + n);
+            T v;
+            v.reserve(n);
+            if (slow_for_memcpy(v.data(), from, n)) [[unlikely]] {
+                v.resize(n);
+                copy_bytes(v.data(), from, n);
+            } else {
+                v.assign(from, from + n);
+            }
+            return v;
         } else {
             T v;
             v.resize(n);

@@ -57,10 +57,15 @@ struct worker_outbox {
 inline thread_local worker_outbox* tls_outbox = nullptr;
 
 // A pooled message with room for at least `payload_bytes` inline (the smallest by default: a
-// payload that outgrows it spills, and post() moves it to a buffer of its size); throws
-// usage_error when no runtime runs on this rank.
+// payload that outgrows it moves to a bigger one, see grow_message); throws usage_error when
+// no runtime runs on this rank.
 message* acquire_message(std::size_t payload_bytes = 0);
 void release_message(message* m) noexcept;
+// byte_writer::grow_fn for a payload written into the message `*context` (a message**): a
+// pooled message with room for `need` bytes, up to the eager size, takes the `kept` bytes
+// written so far and the old one goes back, so that the payload is copied once on its way;
+// nullptr above the eager size (the payload spills, and travels split-phase).
+std::byte* grow_message(void* context, std::size_t need, std::size_t kept, std::size_t& capacity);
 
 // Payload bytes that travel inside the message; more goes split-phase. A vector argument of at
 // least this many bytes travels as the message's bulk.
@@ -154,6 +159,7 @@ void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& writ
     message* m = acquire_message();
     try {
         byte_writer w(m->inline_data(), m->inline_capacity(), eager_capacity());
+        w.grow_with(&grow_message, &m);
         write(w);
         post(m, dest, handler, token, w, flags);
     } catch (...) {
