@@ -1,17 +1,16 @@
 // copy_bytes(dst, src, n): std::memcpy, except in the one case where the C library's copy
 // crawls on common HPC nodes.
 //
-// glibc's memcpy (2.36 here, Debian 12; x86-64 with "enhanced rep movsb") copies 2 KiB and
-// more with `rep movsb`, which this machine's AMD EPYC runs 4 to 27 times slower when the
-// destination lies 1 to 31 bytes past the source modulo 4 KiB (8 KiB: 1,030 to 8,600 cycles
-// instead of 270 to 320, depending on where the buffers start in their pages).
-// benchmarks/latency prints the check for the node it runs on. PREMA's buffers met that case
-// message after message, not by chance: a payload written into a buffer and the heap block
-// allocated right after that buffer keep the same distance, and it lay inside the window for
-// two in three sends of the 4-16 KiB ping-pong (8 and 16 KiB hops 2.0-2.6x raw MPI's over
-// shared memory, 4 KiB 1.2x). There the bytes are copied with vector moves from the end towards
-// the start, whose loads never follow a store to the same offset in a page: about as fast as
-// an unhindered memcpy. Callers never pass overlapping ranges.
+// glibc's memcpy (2.36, Debian 12; x86-64 with "enhanced rep movsb") copies 2 KiB and more with
+// `rep movsb`, which an AMD EPYC ran 4 to 27 times slower when the destination lay 1 to 31 bytes
+// past the source modulo 4 KiB (8 KiB: 1,030 to 8,600 cycles instead of 270 to 320, depending on
+// where the buffers start in their pages; benchmarks/latency prints the check for its node).
+// PREMA's buffers met that case message after message, not by chance: a payload written into a
+// buffer and the heap block allocated right after that buffer keep the same distance, and it lay
+// inside the window for two in three sends of the 4-16 KiB ping-pong (8 and 16 KiB hops
+// 1.9-3.0x raw MPI's over shared memory). There the bytes are copied with vector moves from the
+// end towards the start, whose loads never follow a store to the same offset in a page: about as
+// fast as an unhindered memcpy. Callers never pass overlapping ranges.
 #pragma once
 
 #include <cstddef>
