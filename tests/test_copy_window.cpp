@@ -65,19 +65,27 @@ copy_fn next(const char* name) {
 } // namespace
 
 extern "C" void* memcpy(void* __restrict dst, const void* __restrict src, std::size_t n) noexcept {
-    static copy_fn real = nullptr;
-    if (!real)
-        real = next("memcpy");
+    static std::atomic<copy_fn> real{nullptr}; // no guarded static: dlsym may copy
+    copy_fn f = real.load(std::memory_order_acquire);
+    if (!f) {
+        f = next("memcpy");
+        if (f != &fallback_copy)
+            real.store(f, std::memory_order_release);
+    }
     judge(__builtin_return_address(0), dst, src, n);
-    return real(dst, src, n);
+    return f(dst, src, n);
 }
 
 extern "C" void* memmove(void* dst, const void* src, std::size_t n) noexcept {
-    static copy_fn real = nullptr;
-    if (!real)
-        real = next("memmove");
+    static std::atomic<copy_fn> real{nullptr}; // no guarded static: dlsym may copy
+    copy_fn f = real.load(std::memory_order_acquire);
+    if (!f) {
+        f = next("memmove");
+        if (f != &fallback_copy)
+            real.store(f, std::memory_order_release);
+    }
     judge(__builtin_return_address(0), dst, src, n);
-    return real(dst, src, n);
+    return f(dst, src, n);
 }
 
 namespace {
