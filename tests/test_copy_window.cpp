@@ -154,6 +154,8 @@ TEST_CASE("no payload copy of PREMA's lands where memcpy crawls") {
         // Each round trip copies the vector and the string at least once at each end: the
         // interposition sees PREMA's copies, or this test would pass for nothing.
         CHECK(all[0] >= 4 * sizes.size() * round_trips);
+#if defined(__x86_64__) // elsewhere copy_bytes is memcpy: there is no slow case to step around
         CHECK(all[1] == 0);
+#endif
     }
 }

@@ -404,6 +404,11 @@ TEST_SUITE("serialization") {
         for (std::size_t i = 0; i < 40000; ++i)
             src[i] = std::byte(i * 131 + (i >> 8));
         std::size_t window_cases = 0;
+#if defined(__x86_64__)
+        constexpr bool window_exists = true;
+#else
+        constexpr bool window_exists = false; // no `rep movsb`: copy_bytes is memcpy
+#endif
         for (std::size_t n :
              {0, 1, 63, 64, 65, 127, 2047, 2048, 2049, 2111, 4096, 8191, 8192, 8193, 39999}) {
             for (std::size_t ahead : {0, 1, 8, 16, 31, 32, 63, 64, 65, 100, 2048, 4095}) {
@@ -412,7 +417,8 @@ TEST_SUITE("serialization") {
                 // The destination starts `ahead` bytes past the source's offset in a later page.
                 std::byte* dst = src + 40000 + (page - 40000 % page) + ahead;
                 std::memset(dst - 8, 0x5a, n + 16);
-                CHECK(slow_for_memcpy(dst, src, n) == (n >= 2048 && ahead >= 1 && ahead < 64));
+                CHECK(slow_for_memcpy(dst, src, n) ==
+                      (window_exists && n >= 2048 && ahead >= 1 && ahead < 64));
                 window_cases += slow_for_memcpy(dst, src, n);
                 copy_bytes(dst, src, n);
                 CHECK(std::memcmp(dst, src, n) == 0);
@@ -422,7 +428,8 @@ TEST_SUITE("serialization") {
                 }
             }
         }
-        CHECK(window_cases == 8 * 6); // six distances in the window, eight lengths of 2 KiB or more
+        // Six distances in the window, eight lengths of 2 KiB or more.
+        CHECK(window_cases == (window_exists ? 8 * 6 : 0));
     }
 
     // A byte vector decoded into a block that memcpy would crawl to: whichever way its bytes take

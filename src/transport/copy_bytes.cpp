@@ -1,14 +1,14 @@
 // The slow case of copy_bytes (prema/detail/transport/copy_bytes.hpp).
 #include "prema/detail/transport/copy_bytes.hpp"
 
-#if defined(__SSE2__)
+#if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
 
 namespace prema::detail {
 
 void copy_bytes_backward(void* dst, const void* src, std::size_t n) noexcept {
-#if defined(__SSE2__)
+#if defined(__x86_64__) // SSE2 is part of x86-64
     auto* d = static_cast<std::byte*>(dst);
     const auto* s = static_cast<const std::byte*>(src);
     // 64 bytes a step from the end; the first n % 64 bytes last, with memcpy (under 64 bytes

@@ -27,10 +27,16 @@ void copy_bytes_backward(void* dst, const void* src, std::size_t n) noexcept;
 inline constexpr std::size_t slow_copy_min_bytes = 2048;
 inline constexpr std::uintptr_t slow_copy_window = 64;
 
+// Only x86-64 has `rep movsb`; elsewhere memcpy is always the way.
 inline bool slow_for_memcpy(const void* dst, const void* src, std::size_t n) noexcept {
+#if defined(__x86_64__)
     const std::uintptr_t ahead =
         (reinterpret_cast<std::uintptr_t>(dst) - reinterpret_cast<std::uintptr_t>(src)) & 4095;
     return n >= slow_copy_min_bytes && ahead - 1 < slow_copy_window - 1; // 1 <= ahead < 64
+#else
+    (void)dst, (void)src, (void)n;
+    return false;
+#endif
 }
 
 inline void copy_bytes(void* dst, const void* src, std::size_t n) noexcept {
