@@ -38,8 +38,8 @@ void judge(const void* caller, void* dst, const void* src, std::size_t n) noexce
 
 using copy_fn = void* (*)(void*, const void*, std::size_t);
 
-// The C library's own function; until dlsym has answered (it may copy on the way), bytes one at
-// a time through a volatile pointer, which the compiler cannot turn back into a call to us.
+// The copies made before dlsym has found the C library's functions (dlsym may copy): bytes one
+// at a time through a volatile pointer, which the compiler cannot turn back into a call to us.
 void* fallback_copy(void* dst, const void* src, std::size_t n) {
     auto* d = static_cast<volatile unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
@@ -52,40 +52,34 @@ void* fallback_copy(void* dst, const void* src, std::size_t n) {
     return dst;
 }
 
-copy_fn next(const char* name) {
+// The C library's `name`, looked up once (an atomic, not a guarded static: dlsym may copy).
+// Until dlsym has answered, the copies it makes itself take fallback_copy.
+std::atomic<copy_fn> real_memcpy{nullptr}, real_memmove{nullptr};
+copy_fn c_library(std::atomic<copy_fn>& real, const char* name) {
+    if (copy_fn f = real.load(std::memory_order_acquire))
+        return f;
     static thread_local bool looking = false;
     if (looking)
         return &fallback_copy;
     looking = true;
     auto f = reinterpret_cast<copy_fn>(dlsym(RTLD_NEXT, name));
     looking = false;
-    return f ? f : &fallback_copy;
+    if (!f)
+        return &fallback_copy;
+    real.store(f, std::memory_order_release);
+    return f;
 }
 
 } // namespace
 
 extern "C" void* memcpy(void* __restrict dst, const void* __restrict src, std::size_t n) noexcept {
-    static std::atomic<copy_fn> real{nullptr}; // no guarded static: dlsym may copy
-    copy_fn f = real.load(std::memory_order_acquire);
-    if (!f) {
-        f = next("memcpy");
-        if (f != &fallback_copy)
-            real.store(f, std::memory_order_release);
-    }
     judge(__builtin_return_address(0), dst, src, n);
-    return f(dst, src, n);
+    return c_library(real_memcpy, "memcpy")(dst, src, n);
 }
 
 extern "C" void* memmove(void* dst, const void* src, std::size_t n) noexcept {
-    static std::atomic<copy_fn> real{nullptr}; // no guarded static: dlsym may copy
-    copy_fn f = real.load(std::memory_order_acquire);
-    if (!f) {
-        f = next("memmove");
-        if (f != &fallback_copy)
-            real.store(f, std::memory_order_release);
-    }
     judge(__builtin_return_address(0), dst, src, n);
-    return f(dst, src, n);
+    return c_library(real_memmove, "memmove")(dst, src, n);
 }
 
 namespace {
