@@ -293,8 +293,10 @@ TEST_SUITE("worker_pool") {
                                                 << idle * 100 << "% idle; without spinning "
                                                 << shared * 100 << "%");
         CHECK(busy > 0.5);
-        CHECK(idle < 0.2);
-        CHECK(shared < 0.2);
+        // Backed off, it polls every 200 us at most: 1-13% of a core here, 33% once under TSan
+        // (2026-11-28), which slows each poll; spinning, it would take all of it.
+        CHECK(idle < 0.5);
+        CHECK(shared < 0.5);
     }
 
     TEST_CASE("stop() with items still queued returns, and a pool can be started again") {
