@@ -702,15 +702,16 @@ TEST_CASE("a handler that throws in a send is logged and fails its rank's run") 
 // ---------------------------------------------------------------------------------------------
 // Ranks that disagree on the wire format
 
-TEST_CASE("ranks that disagree on eager_bytes, max_message_bytes or lb_load are refused at "
-          "startup") {
+TEST_CASE("ranks that disagree on the eager sizes, max_message_bytes or lb_load are refused "
+          "at startup") {
     const int me = world_rank();
     // Without the check, a larger eager size on rank 0 overflows the header receives of the
     // others (MPI_ERR_TRUNCATE aborts the job), and a smaller maximum on rank 1 refuses a
     // split-phase header whose payload then never leaves its sender (a hang at shutdown); a
     // policy would compare rank 1's seconds with the others' declared weights.
-    for (int which = 0; which < 3; ++which) {
-        const char* fields[] = {"eager_bytes", "max_message_bytes", "lb_load"};
+    for (int which = 0; which < 4; ++which) {
+        const char* fields[] = {"eager_bytes", "max_message_bytes", "lb_load",
+                                "remote_eager_bytes"};
         INFO("differing field: ", fields[which]);
         prema::config cfg;
         if (which == 0 && me == 0)
@@ -719,8 +720,10 @@ TEST_CASE("ranks that disagree on eager_bytes, max_message_bytes or lb_load are 
             cfg.max_message_bytes = 1024;
         if (which == 2 && me == 1)
             cfg.lb_load = prema::load_mode::measured;
+        if (which == 3 && me == 0)
+            cfg.remote_eager_bytes = 262144;
         const char* options[] = {"--prema-eager-bytes", "--prema-max-message-bytes",
-                                 "--prema-lb-load"};
+                                 "--prema-lb-load", "--prema-remote-eager-bytes"};
         const std::string option = options[which];
         std::string w = "no exception";
         try {

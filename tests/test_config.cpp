@@ -265,6 +265,10 @@ TEST_SUITE("config") {
             CHECK(contains(usage_message(a), "--prema-workers"));
             args b{"prog", "--prema-workers=100000"};
             CHECK(contains(usage_message(b), "--prema-workers"));
+            args r{"prog", "--prema-remote-eager-bytes=2097152"};
+            CHECK(contains(usage_message(r), "--prema-remote-eager-bytes: 2097152 is above 1 MiB"));
+            args ok{"prog", "--prema-remote-eager-bytes", "65536"};
+            CHECK(prema::config::from_args(ok.argc, ok.argv()).remote_eager_bytes == 65536);
         }
         SUBCASE("missing value") {
             args a{"prog", "app", "--prema-workers"};
@@ -353,6 +357,7 @@ TEST_SUITE("config") {
                                  "lb-load",
                                  "log",
                                  "eager-bytes",
+                                 "remote-eager-bytes",
                                  "max-message-bytes",
                                  "aggregate-bytes",
                                  "aggregate-us",
@@ -368,7 +373,7 @@ TEST_SUITE("config") {
             CHECK(std::count_if(list.begin(), list.end(),
                                 [&](auto& o) { return o.name == name; }) == 1);
         }
-        CHECK(list.size() == 24);
+        CHECK(list.size() == 25);
         for (auto& o : list) {
             CAPTURE(o.name);
             CHECK(contains(help, "--prema-" + o.name + (o.value.empty() ? "" : " " + o.value)));

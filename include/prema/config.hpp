@@ -43,6 +43,8 @@ struct config {
     load_mode lb_load = load_mode::hybrid; ///< --prema-lb-load declared|measured|hybrid
     std::string log = "warn";              ///< --prema-log: trace|debug|info|warn|error|off
     std::size_t eager_bytes = 32768;       ///< --prema-eager-bytes: larger payloads go split-phase
+    /// --prema-remote-eager-bytes: the same for messages to ranks on other nodes
+    std::size_t remote_eager_bytes = 131072;
     std::size_t max_message_bytes = std::size_t{1} << 30; ///< --prema-max-message-bytes
     /// --prema-aggregate-bytes: small messages to one rank leave together in batches of up to
     /// this many bytes (at most eager_bytes); 0 sends each message on its own.

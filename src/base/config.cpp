@@ -184,6 +184,16 @@ constexpr option options[] = {
          if (c.eager_bytes > (std::size_t{1} << 20))
              throw usage_error("option --prema-eager-bytes: " + v + " is above 1 MiB");
      }},
+    {"remote-eager-bytes", "N", "131072", true,
+     "`--prema-eager-bytes` for messages to ranks on other nodes, and to every rank when MPI "
+     "does not use shared memory (Open MPI's `btl` without `vader`): there a second MPI "
+     "message costs a network transfer of its own, more than copying up to this size (see "
+     "docs/guide/messages.md). Never below `--prema-eager-bytes`; at most 1 MiB.",
+     [](config& c, const std::string& v) {
+         c.remote_eager_bytes = parse_unsigned("remote-eager-bytes", v);
+         if (c.remote_eager_bytes > (std::size_t{1} << 20))
+             throw usage_error("option --prema-remote-eager-bytes: " + v + " is above 1 MiB");
+     }},
     {"max-message-bytes", "N", "1073741824", true,
      "Largest payload a rank sends or accepts (at most 2^31 − 1). Sending more is a "
      "`usage_error`; receiving more is refused and logged.",

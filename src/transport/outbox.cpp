@@ -25,22 +25,25 @@ void release_message(message* m) noexcept {
 }
 
 std::byte* grow_message(void* context, std::size_t need, std::size_t kept, std::size_t& capacity) {
-    auto& m = *static_cast<message**>(context);
-    auto& st = *state_or_null();
-    if (need > st.cfg.eager_bytes)
+    auto& g = *static_cast<growing_message*>(context);
+    if (need > g.eager)
         return nullptr;
+    auto& pool = state_or_null()->pool;
     // At least twice the room: a payload written in many small pieces moves a few times, not
     // at every piece.
-    message* bigger =
-        st.pool.acquire(std::min(std::max(need, 2 * m->inline_capacity()), st.cfg.eager_bytes));
-    copy_bytes(bigger->inline_data(), m->inline_data(), kept);
-    st.pool.release(std::exchange(m, bigger));
-    capacity = m->inline_capacity();
-    return m->inline_data();
+    message* bigger = pool.acquire(std::min(std::max(need, 2 * g.m->inline_capacity()), g.eager));
+    copy_bytes(bigger->inline_data(), g.m->inline_data(), kept);
+    pool.release(std::exchange(g.m, bigger));
+    capacity = g.m->inline_capacity();
+    return g.m->inline_data();
 }
 
 std::size_t eager_capacity() noexcept {
     return state_or_null()->cfg.eager_bytes;
+}
+
+std::size_t eager_capacity(int dest) noexcept {
+    return state_or_null()->eager_to(dest);
 }
 
 void check_rank_slow(int rank) {
@@ -103,12 +106,16 @@ void batch_committed(int dest, std::uint64_t handler, std::size_t bytes) {
 }
 
 namespace {
-// A message whose inline area holds what travels inline of `payload`: `m` if the payload was
-// written there and fits, else a buffer sized to it (`m` goes back).
-[[gnu::noinline]] message* fit(transport_state& st, message* m, byte_writer& payload) {
-    if (payload.bulk() && payload.size() > st.cfg.eager_bytes)
+// A message whose inline area holds what travels inline of `payload` to `dest`: `m` if the
+// payload was written there and fits, else a buffer sized to it (`m` goes back).
+[[gnu::noinline]] message* fit(transport_state& st, message* m, int dest, byte_writer& payload) {
+    const std::size_t eager = st.eager_to(dest);
+    // A bulk travels beside an inline part that fits the message; to a remote rank it travels
+    // inline itself if all of it fits (node_peers.hpp says why).
+    if (payload.bulk() &&
+        (payload.size() > eager || payload.size() + payload.bulk().size() <= eager))
         payload.fold_bulk();
-    std::size_t inline_bytes = payload.size() <= st.cfg.eager_bytes ? payload.size() : 0;
+    std::size_t inline_bytes = payload.size() <= eager ? payload.size() : 0;
     message* fitted = st.pool.acquire(inline_bytes);
     if (payload.bulk())
         payload.relocate(fitted->inline_data(), fitted->inline_capacity());
@@ -127,7 +134,7 @@ void post(message* m, int dest, std::uint64_t handler, std::uint64_t token, byte
     // Before the flush below: the payload may lie in the room of the batch it hands over.
     if (!m || payload.spilled() || payload.bulk() || payload.data() != m->inline_data())
         [[unlikely]]
-        m = fit(st, m, payload);
+        m = fit(st, m, dest, payload);
     // A counted message leaves behind what its worker batched for the same rank; control
     // traffic overtakes batches on purpose.
     if (!(flags & (flag_urgent | flag_uncounted)))

@@ -58,17 +58,18 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
     // between ranks (--prema-lb-load), which would compare seconds with declared weights.
     // The credit budgets follow from max-outstanding-bytes: a sender and its receiver must
     // count alike.
-    constexpr int n = 4;
-    std::uint64_t mine[n] = {cfg.eager_bytes, cfg.max_message_bytes, std::uint64_t(cfg.lb_load),
-                             cfg.max_outstanding_bytes},
+    constexpr int n = 5;
+    std::uint64_t mine[n] = {cfg.eager_bytes, cfg.remote_eager_bytes, cfg.max_message_bytes,
+                             std::uint64_t(cfg.lb_load), cfg.max_outstanding_bytes},
                   lo[n], hi[n];
     MPI_Allreduce(mine, lo, n, MPI_UINT64_T, MPI_MIN, comm);
     MPI_Allreduce(mine, hi, n, MPI_UINT64_T, MPI_MAX, comm);
     auto show = [](int i, std::uint64_t v) {
-        return i == 2 ? to_string(load_mode(v)) : std::to_string(v);
+        return i == 3 ? to_string(load_mode(v)) : std::to_string(v);
     };
     std::string why;
-    const char* names[n] = {"eager-bytes", "max-message-bytes", "lb-load", "max-outstanding-bytes"};
+    const char* names[n] = {"eager-bytes", "remote-eager-bytes", "max-message-bytes", "lb-load",
+                            "max-outstanding-bytes"};
     for (int i = 0; i < n; ++i)
         if (lo[i] != hi[i])
             why += fmt::format("{}--prema-{} ranges from {} to {} (this rank: {})",
@@ -82,8 +83,7 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
 
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
-      flow_(size_of(comm), cfg.max_outstanding_bytes,
-            flow_control::cost(sizeof(wire_header) + cfg.eager_bytes)),
+      flow_(size_of(comm), cfg.max_outstanding_bytes, flow_control::cost(pool.wire_bytes())),
       max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);

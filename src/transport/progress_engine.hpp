@@ -33,7 +33,7 @@
 
 namespace prema::detail {
 
-// Collective over `comm`: empty if every rank has the same eager_bytes, max_message_bytes and
+// Collective over `comm`: empty if every rank has the same eager sizes, max_message_bytes and
 // lb_load, else a message that says how they differ. They must agree: a peer with a larger
 // eager size sends headers that overflow this rank's receives (MPI_ERR_TRUNCATE aborts the
 // job), a split-phase payload refused for a smaller maximum is never received, so its sender

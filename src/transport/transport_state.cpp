@@ -2,6 +2,8 @@
 // reads of it (this rank, the epoch, errors of the phase).
 #include "transport/transport_state.hpp"
 
+#include <algorithm>
+
 #include "base/log.hpp"
 #include "prema/error.hpp"
 #include "prema/quiescence.hpp"
@@ -27,8 +29,9 @@ std::vector<void (*)(std::uint64_t)>& listeners() {
 thread_local constinit bool progress_thread_runs_message = false;
 
 transport_state::transport_state(MPI_Comm c, config cf)
-    : cfg(std::move(cf)), pool(cfg.eager_bytes, cfg.pool_messages,
-                               cfg.pool_messages * (sizeof(wire_header) + cfg.eager_bytes)) {
+    : cfg(std::move(cf)), peers(c),
+      pool(peers.any_remote() ? std::max(cfg.eager_bytes, cfg.remote_eager_bytes) : cfg.eager_bytes,
+           cfg.pool_messages, cfg.pool_messages * (sizeof(wire_header) + cfg.eager_bytes)) {
     MPI_Comm_dup(c, &comm);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);

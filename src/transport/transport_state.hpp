@@ -4,6 +4,7 @@
 // transport never names those.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "prema/transport/rank.hpp"
 #include "transport/aggregator.hpp"
 #include "transport/message_pool.hpp"
+#include "transport/node_peers.hpp"
 #include "transport/progress_engine.hpp"
 
 namespace prema::detail {
@@ -30,6 +32,8 @@ struct transport_state {
     config cfg; // cfg.progress: the resolved mode
     MPI_Comm comm = MPI_COMM_NULL;
     int rank = 0, size = 1;
+    node_peers peers;
+    // Its largest buffer holds the largest inline payload any rank may send this one.
     message_pool pool;
     std::unique_ptr<progress_engine> engine;
     std::unique_ptr<worker_pool> workers;
@@ -61,6 +65,13 @@ struct transport_state {
     std::atomic<std::uint64_t> epoch{0};
 
     transport_state(MPI_Comm c, config cf);
+
+    // The largest payload that travels inline to `dest`; more goes split-phase. Never below
+    // --prema-eager-bytes: a payload written into a message up to that size must fit inline.
+    std::size_t eager_to(int dest) const noexcept {
+        return peers.remote(dest) ? std::max(cfg.eager_bytes, cfg.remote_eager_bytes)
+                                  : cfg.eager_bytes;
+    }
     ~transport_state();
 };
 

@@ -61,15 +61,22 @@ inline thread_local worker_outbox* tls_outbox = nullptr;
 // no runtime runs on this rank.
 message* acquire_message(std::size_t payload_bytes = 0);
 void release_message(message* m) noexcept;
-// byte_writer::grow_fn for a payload written into the message `*context` (a message**): a
-// pooled message with room for `need` bytes, up to the eager size, takes the `kept` bytes
+// A payload being written into the message `m`, which may grow up to `eager` bytes.
+struct growing_message {
+    message* m;
+    std::size_t eager;
+};
+// byte_writer::grow_fn for a payload written into a message (`context`: a growing_message):
+// a pooled message with room for `need` bytes, up to its eager size, takes the `kept` bytes
 // written so far and the old one goes back, so that the payload is copied once on its way;
 // nullptr above the eager size (the payload spills, and travels split-phase).
 std::byte* grow_message(void* context, std::size_t need, std::size_t kept, std::size_t& capacity);
 
-// Payload bytes that travel inside the message; more goes split-phase. A vector argument of at
-// least this many bytes travels as the message's bulk.
+// Payload bytes that travel inside the message (--prema-eager-bytes); more goes split-phase.
+// A vector argument of at least this many bytes travels as the message's bulk.
 std::size_t eager_capacity() noexcept;
+// The same for a message to `dest`: more to a rank on another node (node_peers.hpp).
+std::size_t eager_capacity(int dest) noexcept;
 
 // Throws usage_error naming the rank and the job size if `rank` does not exist.
 void check_rank_slow(int rank);
@@ -156,14 +163,14 @@ void post_new(int dest, std::uint64_t handler, std::uint64_t token, Write&& writ
             return batch_commit(dest, handler, token, w);
         return join_lane(*lane, dest, handler, token, w.size());
     }
-    message* m = acquire_message();
+    growing_message g{acquire_message(), eager_capacity(dest)};
     try {
-        byte_writer w(m->inline_data(), m->inline_capacity(), eager_capacity());
-        w.grow_with(&grow_message, &m);
+        byte_writer w(g.m->inline_data(), g.m->inline_capacity(), g.eager);
+        w.grow_with(&grow_message, &g);
         write(w);
-        post(m, dest, handler, token, w, flags);
+        post(g.m, dest, handler, token, w, flags);
     } catch (...) {
-        release_message(m);
+        release_message(g.m);
         throw;
     }
 }
