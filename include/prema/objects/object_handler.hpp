@@ -49,7 +49,10 @@ struct object_call {
 // before it returns, so the message need not outlive it, and the task owns them. An error goes
 // to the caller if one awaits a reply, else it is thrown (by the runner, the invoker if the
 // arguments are malformed, or the task). An invoker that replied with an error returns no task.
-using object_runner = void (*)(object_call call);
+// The runner takes the call by reference: passed by value, the struct was copied with loads
+// wider than the stores that had just built it, which wait for those stores (in a flood of
+// object messages, the receiver's costliest instruction).
+using object_runner = void (*)(const object_call& call);
 using object_invoker = task<> (*)(object_call call);
 
 struct object_handler_entry {
@@ -80,7 +83,7 @@ template <class Self, class... A> struct object_params<type_list<Self, A...>> {
 
 template <class H> struct object_handler_id;
 
-template <class H, class Args> decltype(auto) run_on_object(object_call c, Args& args) {
+template <class H, class Args> decltype(auto) run_on_object(const object_call& c, Args& args) {
     using Obj = typename object_traits<H>::object;
     return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
         return H{}(*static_cast<Obj*>(c.object), std::get<I>(std::move(args))...);
@@ -88,7 +91,7 @@ template <class H, class Args> decltype(auto) run_on_object(object_call c, Args&
     (std::make_index_sequence<std::tuple_size_v<Args>>{});
 }
 
-template <class H> void reply_object_error(object_call c) {
+template <class H> void reply_object_error(const object_call& c) {
     if (!c.token)
         throw;
     reply_error(c.origin, c.token, find_object_handler(object_handler_id<H>::value)->name,
@@ -106,7 +109,7 @@ template <class Args, class... V> void object_done(const object_call& c, Args& a
         reply_value(c.origin, c.token, std::forward<V>(v)...);
 }
 
-template <class H, class... P> void object_run(object_call c, type_list<P...>) {
+template <class H, class... P> void object_run(const object_call& c, type_list<P...>) {
     byte_reader r(c.payload, c.bulk);
     try {
         auto args = read_args<P...>(r);
@@ -162,7 +165,8 @@ template <class H> struct object_handler_id {
         if constexpr (is_task)
             return nullptr;
         else
-            return [](object_call c) { object_run<H>(c, typename object_traits<H>::args{}); };
+            return
+                [](const object_call& c) { object_run<H>(c, typename object_traits<H>::args{}); };
     }
     static object_invoker invoker() {
         if constexpr (is_task)

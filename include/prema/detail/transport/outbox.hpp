@@ -4,8 +4,10 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "prema/detail/transport/message.hpp"
 #include "prema/transport/serialization.hpp"
@@ -132,9 +134,20 @@ inline std::byte* lane_room(const batch_lane& lane, std::size_t& room) noexcept 
 // The item whose `bytes` of payload lie at lane_room() becomes the batch's last.
 inline void append_item(batch_lane& lane, std::uint64_t handler, std::uint64_t token,
                         std::size_t bytes) noexcept {
-    batch_item item{handler, token, std::uint32_t(bytes), 0};
-    std::memcpy(lane.msg->inline_data() + lane.used, &item, sizeof item);
-    lane.used += sizeof item + batch_padded(bytes);
+    // Three stores into the buffer: a batch_item built on the stack and copied whole is read
+    // back by loads wider than the stores that built it, which wait for those stores to reach
+    // the cache.
+    std::byte* at = lane.msg->inline_data() + lane.used;
+    static_assert(offsetof(batch_item, token) == 8 && offsetof(batch_item, payload_bytes) == 16 &&
+                  offsetof(batch_item, reserved) == 20);
+    // payload_bytes, then reserved (0), as one word
+    const std::uint64_t tail = std::endian::native == std::endian::little
+                                   ? std::uint64_t(std::uint32_t(bytes))
+                                   : std::uint64_t(std::uint32_t(bytes)) << 32;
+    std::memcpy(at, &handler, sizeof handler);
+    std::memcpy(at + 8, &token, sizeof token);
+    std::memcpy(at + 16, &tail, sizeof tail);
+    lane.used += sizeof(batch_item) + batch_padded(bytes);
     ++lane.count;
 }
 // The message whose `bytes` of payload lie at lane_room() joins the batch.
