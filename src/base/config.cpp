@@ -28,6 +28,14 @@ std::uint64_t parse_unsigned(std::string_view name, const std::string& value) {
     return v;
 }
 
+// A message or batch size: at most 1 MiB.
+std::size_t parse_message_bytes(std::string_view name, const std::string& value) {
+    const auto n = parse_unsigned(name, value);
+    if (n > (std::uint64_t{1} << 20))
+        throw usage_error("option --prema-" + std::string(name) + ": " + value + " is above 1 MiB");
+    return std::size_t(n);
+}
+
 double parse_double(std::string_view name, const std::string& value) {
     std::size_t used = 0;
     double v = 0;
@@ -180,9 +188,7 @@ constexpr option options[] = {
      "(header first, payload on its own tag), and a vector argument of this size or more "
      "travels without copies (see docs/guide/messages.md). At most 1 MiB.",
      [](config& c, const std::string& v) {
-         c.eager_bytes = parse_unsigned("eager-bytes", v);
-         if (c.eager_bytes > (std::size_t{1} << 20))
-             throw usage_error("option --prema-eager-bytes: " + v + " is above 1 MiB");
+         c.eager_bytes = parse_message_bytes("eager-bytes", v);
      }},
     {"remote-eager-bytes", "N", "131072", true,
      "`--prema-eager-bytes` for messages to ranks on other nodes, and to every rank when MPI "
@@ -190,9 +196,7 @@ constexpr option options[] = {
      "message costs a network transfer of its own, more than copying up to this size (see "
      "docs/guide/messages.md). Never below `--prema-eager-bytes`; at most 1 MiB.",
      [](config& c, const std::string& v) {
-         c.remote_eager_bytes = parse_unsigned("remote-eager-bytes", v);
-         if (c.remote_eager_bytes > (std::size_t{1} << 20))
-             throw usage_error("option --prema-remote-eager-bytes: " + v + " is above 1 MiB");
+         c.remote_eager_bytes = parse_message_bytes("remote-eager-bytes", v);
      }},
     {"max-message-bytes", "N", "1073741824", true,
      "Largest payload a rank sends or accepts (at most 2^31 − 1). Sending more is a "
@@ -208,9 +212,7 @@ constexpr option options[] = {
      "(capped by `--prema-eager-bytes` and `--prema-max-message-bytes`; below 128 aggregation "
      "is off). See docs/guide/messages.md.",
      [](config& c, const std::string& v) {
-         c.aggregate_bytes = parse_unsigned("aggregate-bytes", v);
-         if (c.aggregate_bytes > (std::size_t{1} << 20))
-             throw usage_error("option --prema-aggregate-bytes: " + v + " is above 1 MiB");
+         c.aggregate_bytes = parse_message_bytes("aggregate-bytes", v);
      }},
     {"aggregate-us", "N", "50", true,
      "How long a batch stays open while its worker is busy, counted from the progress "
