@@ -1,6 +1,9 @@
-// The tree that gather, reduce and create_many spread along: its entries come from the items'
-// ranks in tree order (the caller first, then ascending), each rank's items in item order, and
-// nothing in it grows with the job's size.
+// The tree that PREMA's collectives spread along (tree.hpp): every subtree a contiguous run, at
+// most two children, floor(log2 n) deep. And the list that gather, reduce and create_many build
+// it over: its entries come from the items' ranks in tree order (the caller first, then
+// ascending), each rank's items in item order, and nothing in it grows with the job's size.
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <random>
 #include <utility>
@@ -11,6 +14,43 @@
 #include <prema/detail/objects/rank_tree.hpp>
 
 using prema::detail::group_by_rank;
+using prema::detail::tree_children;
+using prema::detail::tree_place;
+using prema::detail::tree_run;
+
+TEST_CASE("tree: contiguous subtrees, at most two children, floor(log2 n) deep, for 1 to 1100 "
+          "entries") {
+    for (std::size_t n = 1; n <= 1100; ++n) {
+        bool good = true; // one check per n: millions of assertions are slow under sanitizers
+        std::vector<std::size_t> depth(n, 0);
+        std::size_t deepest = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            tree_place p(i, n);
+            good &= p.run.begin == i && p.run.end <= n;
+            good &= (i == 0) == (p.parent == tree_place::no_parent);
+            if (i > 0) {
+                good &= p.parent < i;
+                depth[i] = depth[p.parent] + 1;
+                deepest = std::max(deepest, depth[i]);
+            }
+            auto kids = p.children();
+            good &= kids.count <= 2;
+            // The children's runs tile the rest of the entry's run, in order.
+            std::size_t at = i + 1;
+            for (const tree_run& c : kids) {
+                tree_place child(c.begin, n);
+                good &=
+                    c.begin == at && c.size() > 0 && child.parent == i && child.run.end == c.end;
+                at = c.end;
+            }
+            good &= at == p.run.end;
+            if (kids.count == 2) // the first half the larger
+                good &= kids.runs[0].size() >= kids.runs[1].size();
+        }
+        CHECK_MESSAGE(good, "tree over ", n, " entries");
+        CHECK(deepest == std::size_t(std::bit_width(n)) - 1); // floor(log2 n)
+    }
+}
 
 TEST_CASE("rank tree: items grouped by rank, the caller first, then ascending") {
     const std::vector<int> rank_of{7, 3, 7, 99999, 3, 5};

@@ -11,7 +11,7 @@
 // send from 124 to 102 instructions but lowered the object message rate by about 13% in 13
 // alternating pairs of jobs, 2026-11-28, so batches still start small). The lanes themselves
 // (32 bytes each) are made lane_chunk destinations at a time, when the worker first writes to
-// one of them: at 10,000 ranks a worker that talks to a tree's log2 P peers holds a few
+// one of them: at 10,000 ranks a worker that talks to a tree's three peers holds a few
 // chunks, not 10,000 lanes. A batch
 // leaves (progress_engine::post) when it is full, when a message of prompt_bytes or more
 // joins it (outbox.hpp; heat2d's 4 KiB edge rows waited for the sender's next compute step

@@ -6,7 +6,6 @@
 #include "prema/transport/all_reduce.hpp"
 
 #include <atomic>
-#include <bit>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -15,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "prema/detail/transport/tree.hpp"
 #include "prema/error.hpp"
 #include "prema/transport/handler.hpp"
 #include "transport/transport_state.hpp"
@@ -47,21 +47,15 @@ struct round {
     bool folded = false; // sent up; waits for the result
 };
 
-// The tree (see all_reduce.hpp): rank r's children are r + 2^k for 2^k below r's lowest set bit
-// (every 2^k < P for rank 0), in increasing k.
-std::uint32_t child_limit(int rank, int size) {
-    return rank == 0 ? std::uint32_t(std::bit_ceil(std::uint32_t(size)))
-                     : std::uint32_t(rank) & -std::uint32_t(rank);
-}
+// The tree (prema/detail/transport/tree.hpp) over the ranks, rank 0 at its root.
 std::vector<int> children_of(int rank, int size) {
     std::vector<int> out;
-    for (std::uint32_t step = 1; step < child_limit(rank, size) && rank + int(step) < size;
-         step <<= 1)
-        out.push_back(rank + int(step));
+    for (const tree_run& child : tree_place(std::size_t(rank), std::size_t(size)).children())
+        out.push_back(int(child.begin));
     return out;
 }
-int parent_of(int rank) {
-    return rank & (rank - 1);
+int parent_of(int rank, int size) {
+    return int(tree_place(std::size_t(rank), std::size_t(size)).parent);
 }
 
 std::mutex g_mutex;
@@ -170,7 +164,7 @@ void fold_round(std::uint64_t call, round& rd) {
     rd.children = {};
     const failure* f = failed ? &*failed : nullptr;
     if (st.rank != 0)
-        return send(parent_of(st.rank), call, true, &kind, result, f);
+        return send(parent_of(st.rank, st.size), call, true, &kind, result, f);
     deliver(call, rd, result, f);
 }
 
@@ -219,7 +213,7 @@ void on_message(const incoming& in) {
     r.read(flags, sizeof flags);
     const bool up = flags[0], failed = flags[1];
     if (!up) {
-        if (in.source != parent_of(st.rank) || st.rank == 0)
+        if (in.source != parent_of(st.rank, st.size) || st.rank == 0)
             throw wire_error(
                 fmt::format("all_reduce result from rank {}, not this rank's parent", in.source));
         std::optional<failure> f;
@@ -354,7 +348,7 @@ std::vector<std::string> describe_open_all_reduces() {
                                         call));
         else if (rd.folded)
             lines.push_back(fmt::format("{} call #{} of this phase: awaits the result from rank {}",
-                                        what, call, parent_of(st.rank)));
+                                        what, call, parent_of(st.rank, st.size)));
         else
             lines.push_back(fmt::format("{} call #{} of this phase: awaits the value(s) of rank(s) "
                                         "{} (and of the ranks below them in the tree)",

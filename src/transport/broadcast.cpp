@@ -1,10 +1,10 @@
 // Broadcast relay: the message carries [root, inner handler id, inner payload]. Each rank
-// forwards it to its children in the binomial tree rooted at `root` (relative rank r has
-// children r + 2^k for every 2^k > r), then runs the inner handler as if `root` had sent it.
+// forwards it to its children in the tree over the ranks counted from `root` (relative rank
+// (rank - root) mod P; prema/detail/transport/tree.hpp), then runs the inner handler as if `root`
+// had sent it.
 #include "prema/transport/broadcast.hpp"
 
-#include <bit>
-
+#include "prema/detail/transport/tree.hpp"
 #include "transport/transport_state.hpp"
 #include "transport/wire_check.hpp"
 
@@ -28,11 +28,10 @@ void on_relay(const incoming& in) {
     std::int32_t root = parts.root;
     std::uint64_t inner = parts.inner;
     auto body = parts.body;
-    int relative = (st.rank - root + st.size) % st.size;
-    std::uint32_t step = relative == 0 ? 1 : std::bit_ceil(std::uint32_t(relative) + 1);
-    for (; relative + step < std::uint32_t(st.size); step <<= 1)
-        post_relay(int((relative + step + std::uint32_t(root)) % std::uint32_t(st.size)), root,
-                   inner, body);
+    const auto relative = std::size_t((st.rank - root + st.size) % st.size);
+    for (const tree_run& child : tree_place(relative, std::size_t(st.size)).children())
+        post_relay(int((child.begin + std::size_t(root)) % std::size_t(st.size)), root, inner,
+                   body);
     if (auto* e = find_handler(inner))
         e->invoke(incoming{root, 0, body});
     else

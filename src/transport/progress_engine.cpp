@@ -84,7 +84,7 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
       flow_(size_of(comm), cfg.max_outstanding_bytes, flow_control::cost(pool.wire_bytes())),
-      max_in_hand_(4 * cfg.recv_slots), detector_(comm) {
+      max_in_hand_(4 * cfg.recv_slots), sums_(comm), detector_(sums_) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     int* tag_ub = nullptr;
@@ -230,19 +230,15 @@ bool progress_engine::flush_outbox() {
 // They must be received on this communicator before it is freed: Open MPI reuses a freed
 // communicator's context id, and the next runtime's header receives would match them (a
 // load-balancing message from a finished runtime, run in the next one, broke its termination
-// waves). Collective: all-reduces of the header messages that went out and came in (every kind,
-// refused ones too) until the sums agree.
+// waves). Collective: sums (tree_sum) of the header messages that went out and came in (every
+// kind, refused ones too) until they agree.
 void progress_engine::drain_uncounted() {
     draining_ = true;
     for (;;) {
-        std::array<std::uint64_t, 2> mine{wire_sent_, wire_received_}, sums{};
-        MPI_Request wave;
-        MPI_Iallreduce(mine.data(), sums.data(), 2, MPI_UINT64_T, MPI_SUM, comm_, &wave);
-        for (int done = 0; !done;) {
+        const auto& sums = sums_.run({wire_sent_, wire_received_, 0, 0}, [this] {
             poll_headers(false);
             poll_ops();
-            MPI_Test(&wave, &done, MPI_STATUS_IGNORE);
-        }
+        });
         if (sums[0] == sums[1])
             return;
     }

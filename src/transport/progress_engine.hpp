@@ -29,6 +29,7 @@
 #include "transport/flow_control.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/termination.hpp"
+#include "transport/tree_sum.hpp"
 #include "transport/wire_check.hpp"
 
 namespace prema::detail {
@@ -123,7 +124,7 @@ class progress_engine {
     // rank has left the previous phase, so that no message of this phase reaches a rank that is
     // still finishing the previous one (it would run, and count its errors, in the wrong phase).
     void begin_phase() {
-        MPI_Barrier(comm_);
+        sums_.run({}, [] {}); // a barrier: nobody's total comes back before everyone has joined
         detector_.reset();
         phase_decided_ = false;
     }
@@ -238,6 +239,8 @@ class progress_engine {
     std::int64_t last_backlog_ = 0;
     static constexpr std::int64_t max_backlog = 1 << 16;
 
+    // The termination waves, the phase barrier and the drain (collective, one at a time).
+    tree_sum sums_;
     termination_detector detector_;
     // The phase is over (finished or deadlock): no further wave may start, since the other ranks
     // will not join it (in inline mode another worker may poll before it sees the stop).

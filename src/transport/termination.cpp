@@ -7,25 +7,16 @@
 
 namespace prema::detail {
 
-termination_detector::~termination_detector() {
-    // A wave in flight is collective; every rank stops at the same decision, so none is left.
-    if (request_ != MPI_REQUEST_NULL)
-        MPI_Wait(&request_, MPI_STATUS_IGNORE);
-}
-
 wave_result termination_detector::poll(bool idle, const local_counts& c) {
-    if (request_ == MPI_REQUEST_NULL) {
+    if (!sums_.in_flight()) {
         if (!idle || !may_start_wave())
             return wave_result::none;
-        mine_ = {c.sent, c.received, c.waiters, c.entries};
-        MPI_Iallreduce(mine_.data(), sums_.data(), 4, MPI_UINT64_T, MPI_SUM, comm_, &request_);
+        sums_.start({c.sent, c.received, c.waiters, c.entries});
     }
-    int done = 0;
-    MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
-    if (!done)
+    if (!sums_.test())
         return wave_result::none;
-
-    if (sums_[0] != sums_[1]) {
+    const tree_sum::values& sums = sums_.total();
+    if (sums[0] != sums[1]) {
         static const std::uint64_t first = std::uint64_t(first_wave_gap_us * ticks_per_us()),
                                    most = std::uint64_t(max_wave_gap_us * ticks_per_us());
         gap_ticks_ = std::min(most, gap_ticks_ ? 2 * gap_ticks_ : first);
@@ -33,16 +24,16 @@ wave_result termination_detector::poll(bool idle, const local_counts& c) {
     } else {
         gap_ticks_ = next_wave_tick_ = 0;
     }
-    bool quiet = sums_[0] == sums_[1] && have_previous_ && previous_[0] == sums_[0] &&
-                 previous_[1] == sums_[1];
-    previous_ = sums_;
+    bool quiet =
+        sums[0] == sums[1] && have_previous_ && previous_[0] == sums[0] && previous_[1] == sums[1];
+    previous_ = sums;
     have_previous_ = true;
     if (!quiet)
         return wave_result::none;
     have_previous_ = false;
-    if (sums_[2] > 0)
+    if (sums[2] > 0)
         return wave_result::quiescence;
-    return sums_[3] == 0 ? wave_result::finished : wave_result::deadlock;
+    return sums[3] == 0 ? wave_result::finished : wave_result::deadlock;
 }
 
 } // namespace prema::detail

@@ -1,23 +1,22 @@
 // termination_detector: knows when the whole job has gone quiet.
 //
-// Counting waves (Mattern's four-counter method, with waves as non-blocking all-reduces): a rank
+// Counting waves (Mattern's four-counter method, with waves as non-blocking sums up and down
+// PREMA's tree, tree_sum): a rank
 // joins a wave only while it is idle, contributing how many messages it has sent and received.
 // Two consecutive waves with equal sums (sent == received, unchanged in between) prove that no
 // message was in flight and no rank did anything between them: the job is quiescent.
 // A wave that finds messages in flight (sent != received) makes the next one wait, 4 us at
 // first and twice as long each time up to max_wave_gap_us: a rank that is busy with traffic
-// would otherwise keep a non-blocking all-reduce in flight all the time, and every MPI test
-// pays for progressing it. Every rank sees the same sums, so all wait alike; when the job goes
-// quiet, detection takes at most one gap longer.
-// Runs on the MPI thread only.
+// would otherwise keep a wave in flight all the time, and every poll pays for testing it. Every
+// rank sees the same sums, so all wait alike; when the job goes quiet, detection takes at most one
+// gap longer. Runs on the MPI thread only.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
-#include <mpi.h>
-
 #include "prema/coro/yield.hpp"
+#include "transport/tree_sum.hpp"
 
 namespace prema::detail {
 
@@ -37,8 +36,8 @@ enum class wave_result {
 
 class termination_detector {
   public:
-    explicit termination_detector(MPI_Comm comm) : comm_(comm) {}
-    ~termination_detector();
+    // The waves travel as `sums`, which the detector uses only while a wave is in flight.
+    explicit termination_detector(tree_sum& sums) : sums_(sums) {}
 
     // Starts a new phase: forgets the previous wave.
     void reset() noexcept {
@@ -52,7 +51,7 @@ class termination_detector {
     // One step: joins a wave if `idle` (reading `counts` only then), tests the wave in flight.
     wave_result poll(bool idle, const local_counts& counts);
 
-    bool wave_in_flight() const noexcept { return request_ != MPI_REQUEST_NULL; }
+    bool wave_in_flight() const noexcept { return sums_.in_flight(); }
 
     // Whether an idle rank would start a wave now (the gap after a busy wave has passed).
     bool may_start_wave() const noexcept {
@@ -60,9 +59,8 @@ class termination_detector {
     }
 
   private:
-    MPI_Comm comm_;
-    MPI_Request request_ = MPI_REQUEST_NULL;
-    std::array<std::uint64_t, 4> mine_{}, sums_{}, previous_{};
+    tree_sum& sums_;
+    tree_sum::values previous_{};
     bool have_previous_ = false;
     std::uint64_t gap_ticks_ = 0, next_wave_tick_ = 0; // now_ticks() units
 };

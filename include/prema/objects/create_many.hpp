@@ -19,13 +19,14 @@
 /// tuple). It runs here, in index order; the arguments travel by value.
 ///
 /// Returns the objects' pointers in index order. Each rank builds its objects, in index order,
-/// in one handler. The batches spread along a binomial tree of the ranks that get objects, the
-/// caller at its root (rank_tree.hpp): each rank passes its children their subtrees' batches
-/// and answers its parent with its subtree's ids, so the caller sends ceil(log2 k) requests to k
-/// ranks and holds as many messages, not k. A placement that names no rank, or more objects than
-/// their ids can come back in one message (--prema-max-message-bytes), throws usage_error before
-/// anything is sent. If a constructor throws, the first failure in rank order is rethrown once
-/// every rank has answered; the objects that were built stay (their pointers are not returned).
+/// in one handler. The batches spread along a binary tree of the ranks that get objects, the
+/// caller at its root (rank_tree.hpp): each rank passes its (at most two) children their
+/// subtrees' batches and answers its parent with its subtree's ids, so the caller sends two
+/// requests to reach k ranks and holds as many messages, not k. A placement that names no rank, or
+/// more objects than their ids can come back in one message (--prema-max-message-bytes), throws
+/// usage_error before anything is sent. If a constructor throws, the first failure in rank order is
+/// rethrown once every rank has answered; the objects that were built stay (their pointers are not
+/// returned).
 #pragma once
 
 #include <concepts>

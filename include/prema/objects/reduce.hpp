@@ -9,14 +9,14 @@
 ///
 /// One request per rank, not one message per object, and spread along a tree of ranks: the
 /// caller groups `objects` by where it believes they live (prema::where), then the caller and
-/// the ranks that have objects form a binomial tree (rank_tree.hpp), the caller at its root.
+/// the ranks that have objects form a binary tree (rank_tree.hpp), the caller at its root.
 /// Each rank forwards to its children the lists of their subtrees, calls the handler on each of
 /// its own objects through the ordinary object path (prema::call), all at once, and answers its
 /// parent with one message: its values and its subtree's in list order (gather), or their op-fold
-/// (reduce). The caller thus sends and receives about 2 log2 of the ranks involved, not one per
-/// rank. An object living where it was believed runs locally; one that has moved away meanwhile
-/// is followed along its forwarding pointers. Each object is thus called exactly once, however it
-/// migrates.
+/// (reduce). A rank thus sends and receives at most 6 of these messages, and the tree is
+/// ceil(log2 k) deep for k ranks involved. An object living where it was believed runs locally; one
+/// that has moved away meanwhile is followed along its forwarding pointers. Each object is thus
+/// called exactly once, however it migrates.
 ///
 /// Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is
 /// called twice). reduce folds each rank's list left to right, then, at each rank of the tree,

@@ -14,13 +14,15 @@
 /// op: a (T, T) -> T callable without captures (std::plus<>{}, a lambda), since it runs on other
 /// ranks. op must be associative; it need not be commutative.
 ///
-/// Fold order: the values combine up a binomial tree rooted at rank 0 in which every subtree
-/// holds a contiguous range of ranks (rank r's parent is r with its lowest set bit cleared; its
-/// children are r + 1, r + 2, r + 4, ... below that bit). Each rank folds its own value, then
-/// its children's partial results in that order, and sends the fold to its parent; rank 0's fold
-/// is the result, which goes back down the same tree as the bytes rank 0 wrote. The shape
-/// depends on the number of ranks only, so every rank gets the same bits, in every run, for
-/// floating point too. The busiest rank (0) handles 2 * ceil(log2 P) messages per call.
+/// Fold order: the values combine up a binary tree rooted at rank 0 in which every subtree
+/// holds a contiguous range of ranks (a rank heading the ranks [r, e) has as children the heads
+/// of the two halves of [r + 1, e), the first half the larger: prema/detail/transport/tree.hpp).
+/// Each rank folds its own value, then its children's partial results in that order, and sends
+/// the fold to its parent; rank 0's fold is the result, which goes back down the same tree as the
+/// bytes rank 0 wrote. The shape depends on the number of ranks only, so every rank gets the
+/// same bits, in every run, for floating point too. A rank handles at most 6 messages per call
+/// (2 from its children, 1 to its parent and back, 2 to its children) and meets at most three
+/// other ranks, whatever the job's size.
 ///
 /// Matching: calls are matched by order within a phase (one runtime::run): the n-th all_reduce
 /// called on one rank meets the n-th called on every other rank, counted when all_reduce() is

@@ -1,8 +1,8 @@
-// The tree along which gather, reduce and create_many spread over the ranks that take part:
-// a list of k entries (one per rank, the caller's first) is a binomial tree in which entry 0 is
-// the root and every subtree is a contiguous run of entries. Entry 0's children are the entries
-// at 1, 2, 4, ... each heading the run up to the next power of two, so the caller sends and
-// receives ceil(log2 k) messages, not k, and the results, joined in child order, come back in
+// The tree along which gather, reduce and create_many spread over the ranks that take part: a
+// list of k entries (one per rank, the caller's first) is the tree of
+// prema/detail/transport/tree.hpp, entry 0 at the root, every subtree a contiguous run of
+// entries. The caller sends its (at most two) children their runs and receives their results,
+// each of them does the same with its run, and the results, joined in child order, come back in
 // list order. The caller builds the list from its items' ranks (group_by_rank) in time and
 // memory of the items, not of the job: a gather over ten objects at 100,000 ranks makes ten
 // entries at most, not 100,000 empty lists.
@@ -14,13 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "prema/detail/transport/tree.hpp"
+
 namespace prema::detail {
 
 // The runs [begin, end) of entry 0's children in a list of `k` entries, in list order.
 inline std::vector<std::pair<std::size_t, std::size_t>> subtrees(std::size_t k) {
     std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (std::size_t step = 1; step < k; step *= 2)
-        out.emplace_back(step, std::min(2 * step, k));
+    for (const tree_run& child : tree_children(tree_run{0, k}))
+        out.emplace_back(child.begin, child.end);
     return out;
 }
 
