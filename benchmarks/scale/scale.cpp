@@ -8,16 +8,17 @@
 // busiest: the rank that handled (sent plus received) the most handler messages during the
 // operation; its messages and their wire bytes per call (incast: in all), its peak RSS after the
 // operation (VmHWM; the operations run in the order below, the incast last since it is the
-// heaviest), its RSS right after MPI_Init (MPI's own per-peer state, not PREMA's) and its peak
-// C++ heap after the operation (heap_count.hpp: PREMA's own memory, without the state MPI
-// makes after MPI_Init). The RSS counts pages of three kinds, told apart by anon_kb, file_kb
-// and shmem_kb (the busiest rank's RssAnon, RssFile and RssShmem after the operation, as they
-// are then, not their peaks): anonymous memory (the heaps and stacks of PREMA and MPI),
-// file-backed pages (the code of PREMA, MPI and the C++ library, faulted in as it first runs and
-// shared by every rank of a node) and shared memory (MPI's shared-memory transport: its
-// segments and the pages of its peers' segments this rank has touched). Only the first is a
-// rank's own memory. Counts only, no times: the counts are exact on a loaded machine, times
-// are not.
+// heaviest; the peak counts from the start of the runtime, VmHWM being reset there), its RSS
+// right after MPI_Init (MPI's own state, not PREMA's; the figures are gathered after the last
+// operation, so that the benchmark's own MPI traffic adds nothing before) and its peak C++ heap
+// after the operation (heap_count.hpp: PREMA's own memory, without the state MPI makes after
+// MPI_Init). The RSS counts pages of three kinds, told apart by anon_kb, file_kb and shmem_kb (the
+// busiest rank's RssAnon, RssFile and RssShmem after the operation, as they are then, not their
+// peaks): anonymous memory (the heaps and stacks of PREMA and MPI), file-backed pages (the code of
+// PREMA, MPI and the C++ library, faulted in as it first runs and shared by every rank of a node)
+// and shared memory (MPI's shared-memory transport: its segments and the pages of its peers'
+// segments this rank has touched). Only the first is a rank's own memory. Counts only, no times:
+// the counts are exact on a loaded machine, times are not.
 //
 // Operations, each in a phase of its own, --calls times (create_many once):
 //   all_reduce   every rank: co_await all_reduce(double, plus)
@@ -25,12 +26,13 @@
 //   gather       rank 0: gather over --objects-per-rank objects on every rank (each rank calls
 //                its objects through the object path: 2 messages to itself per object)
 //   create_many  rank 0: create_many of --objects-per-rank objects per rank
-//   quiescence   every rank: co_await quiescence() (its waves are MPI_Iallreduce, not messages)
+//   quiescence   every rank: co_await quiescence() (its waves are not handler messages)
 //   incast       every rank but 0 sends --incast-messages small messages to rank 0
 // Runs with inline progress and one worker per rank, whatever the options say, so that P
 // ranks fit on a few cores. --check fails the run if the busiest rank's messages per
 // all_reduce, broadcast or gather exceed 2 * ceil(log2 P) + 4.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -94,6 +96,15 @@ struct resident {
     long rss_kb = 0, anon_kb = 0;
 };
 
+// A rank's figures of one operation, in row order from msgs to shmem_kb.
+constexpr std::size_t fields = 9;
+using figures = std::array<long long, fields>;
+
+// Resets the peak RSS (VmHWM) to the current RSS, where Linux allows it (4.0 and later).
+void reset_peak_rss() {
+    std::ofstream("/proc/self/clear_refs") << "5";
+}
+
 class bench {
   public:
     bench(const options& o, const prema::config& cfg, resident at_init)
@@ -103,36 +114,40 @@ class bench {
         prema::detail::count_messages(true);
     }
 
-    // Runs `entry` as a phase and notes the busiest rank's share, per call (`per` calls).
+    // Runs `entry` as a phase and notes this rank's figures, per call (`per` calls). They are
+    // gathered after the last operation: MPI's collectives would reach peers of their own.
     void measure(const std::string& op, long per, std::function<prema::task<>()> entry) {
         auto before = prema::detail::counted_messages();
         if (rt_.run(std::move(entry)) != 0)
             failed_ = true;
         auto after = prema::detail::counted_messages();
-        constexpr int fields = 9;
-        long long mine[fields] = {
-            (long long)(after.sent + after.received - before.sent - before.received),
-            (long long)(after.bytes_sent + after.bytes_received - before.bytes_sent -
-                        before.bytes_received),
-            status_kb("VmHWM"),
-            at_init_.rss_kb,
-            scale_bench::heap_peak_bytes() / 1024,
-            status_kb("RssAnon"),
-            at_init_.anon_kb,
-            status_kb("RssFile"),
-            status_kb("RssShmem")};
-        std::vector<long long> all(std::size_t(fields * size_));
-        MPI_Gather(mine, fields, MPI_LONG_LONG, all.data(), fields, MPI_LONG_LONG, 0,
-                   MPI_COMM_WORLD);
-        if (rank_ != 0)
-            return;
-        std::size_t busiest = 0;
-        for (std::size_t r = 1; r < std::size_t(size_); ++r)
-            if (all[fields * r] > all[fields * busiest])
-                busiest = r;
-        const long long* b = &all[fields * busiest];
-        rows_.push_back({op, (b[0] + per - 1) / per, (b[1] + per - 1) / per, b[2], b[3], b[4], b[5],
-                         b[6], b[7], b[8]});
+        mine_.push_back({(long long)(after.sent + after.received - before.sent - before.received),
+                         (long long)(after.bytes_sent + after.bytes_received - before.bytes_sent -
+                                     before.bytes_received),
+                         status_kb("VmHWM"), at_init_.rss_kb, scale_bench::heap_peak_bytes() / 1024,
+                         status_kb("RssAnon"), at_init_.anon_kb, status_kb("RssFile"),
+                         status_kb("RssShmem")});
+        ops_.push_back({op, per});
+    }
+
+    // Each operation's row: the figures of its busiest rank.
+    std::vector<row> busiest_rows() const {
+        const std::size_t ops = mine_.size(), size = std::size_t(size_);
+        std::vector<figures> all(rank_ == 0 ? ops * size : 0);
+        MPI_Gather(mine_.data(), int(ops * fields), MPI_LONG_LONG, all.data(), int(ops * fields),
+                   MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        std::vector<row> rows;
+        for (std::size_t k = 0; k < ops && rank_ == 0; ++k) {
+            std::size_t busiest = 0;
+            for (std::size_t r = 1; r < size; ++r)
+                if (all[r * ops + k][0] > all[busiest * ops + k][0])
+                    busiest = r;
+            const figures& b = all[busiest * ops + k];
+            const long long per = ops_[k].per;
+            rows.push_back({ops_[k].name, (b[0] + per - 1) / per, (b[1] + per - 1) / per, b[2],
+                            b[3], b[4], b[5], b[6], b[7], b[8]});
+        }
+        return rows;
     }
 
     int run_all() {
@@ -189,6 +204,7 @@ class bench {
     int report(bool ok) {
         int all_ok = ok;
         MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        const auto rows = busiest_rows();
         if (rank_ != 0)
             return all_ok ? 0 : 1;
         const long long bound = 2 * std::bit_width(unsigned(size_ - 1)) + 4;
@@ -196,7 +212,7 @@ class bench {
                     "busiest_msgs", "busiest_bytes", "rss_kb", "rss_after_init_kb", "heap_kb",
                     "anon_kb", "anon_after_init", "file_kb", "shmem_kb");
         std::string lines;
-        for (auto& r : rows_) {
+        for (auto& r : rows) {
             std::printf("%6d %-12s %14lld %14lld %10lld %16lld %8lld %8lld %15lld %8lld %8lld\n",
                         size_, r.op.c_str(), r.msgs, r.bytes, r.rss_kb, r.rss_init_kb, r.heap_kb,
                         r.anon_kb, r.anon_init_kb, r.file_kb, r.shmem_kb);
@@ -235,7 +251,12 @@ class bench {
     resident at_init_;
     int rank_ = 0, size_ = 1;
     bool failed_ = false;
-    std::vector<row> rows_;
+    struct op_name {
+        std::string name;
+        long per = 1;
+    };
+    std::vector<op_name> ops_;
+    std::vector<figures> mine_; // by operation
 };
 
 } // namespace
@@ -255,8 +276,9 @@ int main(int argc, char** argv) {
                  "messages per call",
                  o.check);
     return example::main(argc, argv, cli, [&](const prema::config& given) {
-        // MPI is initialised, no runtime yet
+        // MPI is initialised, no runtime yet.
         const resident at_init{status_kb("VmRSS"), status_kb("RssAnon")};
+        reset_peak_rss();
         prema::config cfg = given;
         cfg.progress = prema::progress_mode::inline_;
         cfg.workers = 1;
