@@ -15,7 +15,7 @@ wave_result termination_detector::poll(bool idle, const local_counts& c) {
     }
     if (!sums_.test())
         return wave_result::none;
-    const tree_sum::values& sums = sums_.total();
+    const tree_sum::values sums = sums_.take();
     if (sums[0] != sums[1]) {
         static const std::uint64_t first = std::uint64_t(first_wave_gap_us * ticks_per_us()),
                                    most = std::uint64_t(max_wave_gap_us * ticks_per_us());

@@ -29,8 +29,8 @@ tree_sum::tree_sum(MPI_Comm comm) {
 }
 
 tree_sum::~tree_sum() {
-    while (in_flight())
-        test();
+    while (in_flight() && !test())
+        ;
     MPI_Comm_free(&comm_);
 }
 
@@ -74,10 +74,9 @@ bool tree_sum::test() {
     if (stage_ == stage::to_children) {
         if (!complete(0, child_count_) || !complete(2, 1))
             return false;
-        stage_ = stage::idle;
-        return true;
+        stage_ = stage::complete;
     }
-    return false;
+    return stage_ == stage::complete;
 }
 
 } // namespace prema::detail

@@ -31,25 +31,32 @@ class tree_sum {
 
     // Joins the next sum with this rank's values. None may be in flight.
     void start(const values& mine);
-    // Moves the sum on; true once it is complete here (the total known and this rank's sends
-    // done), after which total() holds it and another may start.
+    // Moves the sum on: call it often while one is in flight (the progress engine does on
+    // every poll), since a rank forwards its subtree's sum and rank 0's total only from here.
+    // True once the sum is complete here (the total known and this rank's sends done), until
+    // take().
     bool test();
+    // From start() to take().
     bool in_flight() const noexcept { return stage_ != stage::idle; }
-    const values& total() const noexcept { return total_; }
-
-    // Finishes a sum in flight, then start(mine) and test() until complete, calling
-    // `between()` after each test.
-    template <class F> const values& run(const values& mine, F&& between) {
-        while (in_flight())
-            test();
-        start(mine);
-        while (!test())
-            between();
+    // The total of a complete sum, which ends it.
+    values take() noexcept {
+        stage_ = stage::idle;
         return total_;
     }
 
+    // Finishes a sum in flight, then start(mine) and test() until complete, calling
+    // `between()` after each test; the total.
+    template <class F> values run(const values& mine, F&& between) {
+        while (in_flight() && !test())
+            ;
+        start(mine);
+        while (!test())
+            between();
+        return take();
+    }
+
   private:
-    enum class stage { idle, from_children, from_parent, to_children };
+    enum class stage { idle, from_children, from_parent, to_children, complete };
     // Whether every request in [first, first + n) is complete.
     bool complete(int first, int n);
 
