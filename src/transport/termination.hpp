@@ -1,8 +1,8 @@
 // termination_detector: knows when the whole job has gone quiet.
 //
 // Counting waves (Mattern's four-counter method, with waves as non-blocking sums up and down
-// PREMA's tree, tree_sum): a rank
-// joins a wave only while it is idle, contributing how many messages it has sent and received.
+// PREMA's tree, tree_sum): a rank joins a wave only while it is idle, contributing how many
+// messages it has sent and received.
 // Two consecutive waves with equal sums (sent == received, unchanged in between) prove that no
 // message was in flight and no rank did anything between them: the job is quiescent.
 // A wave that finds messages in flight (sent != received) makes the next one wait, 4 us at
@@ -12,7 +12,6 @@
 // gap longer. Runs on the MPI thread only.
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #include "prema/coro/yield.hpp"

@@ -14,8 +14,8 @@
 /// its own objects through the ordinary object path (prema::call), all at once, and answers its
 /// parent with one message: its values and its subtree's in list order (gather), or their op-fold
 /// (reduce). A rank thus sends and receives at most 6 of these messages, and the tree is
-/// ceil(log2 k) deep for k ranks involved. An object living where it was believed runs locally; one
-/// that has moved away meanwhile is followed along its forwarding pointers. Each object is thus
+/// floor(log2 k) deep for k ranks involved. An object living where it was believed runs locally;
+/// one that has moved away meanwhile is followed along its forwarding pointers. Each object is thus
 /// called exactly once, however it migrates.
 ///
 /// Results: gather gives a std::vector in the order of `objects` (a pointer listed twice is

@@ -1,6 +1,6 @@
 /// @file
 /// co_await prema::broadcast(handler, args...): runs the handler once on every rank, the caller
-/// included. The message spreads along a binary tree rooted at the caller (ceil(log2 P) steps,
+/// included. The message spreads along a binary tree rooted at the caller (floor(log2 P) steps,
 /// two sends per rank);
 /// the handler sees the arguments exactly as a send would deliver them.
 #pragma once
