@@ -1,13 +1,37 @@
 #include "core_sharing.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <pthread.h>
 #include <sched.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
+
+#include "transport/tree_blocking.hpp"
 
 namespace prema::detail {
 
-core_sharing detect_core_sharing(MPI_Comm comm) {
+namespace {
+using mask_words = std::vector<std::uint64_t>;
+
+// The words of an affinity mask that can hold a CPU of this node: the same number on every rank
+// of the node (a whole cpu_set_t is 128 bytes, 32 KB for a node of 256 ranks).
+mask_words node_words(const cpu_set_t& cpus) {
+    constexpr std::size_t bits = 64, most = sizeof(cpu_set_t) * 8 / bits;
+    const long configured = sysconf(_SC_NPROCESSORS_CONF);
+    const std::size_t n =
+        std::clamp<std::size_t>((std::size_t(std::max(configured, 1L)) + bits - 1) / bits, 1, most);
+    mask_words w(n);
+    for (std::size_t c = 0; c < n * bits; ++c)
+        if (CPU_ISSET(c, &cpus))
+            w[c / bits] |= std::uint64_t(1) << (c % bits);
+    return w;
+}
+} // namespace
+
+core_sharing detect_core_sharing(MPI_Comm node) {
     core_sharing s;
     cpu_set_t cpus;
     s.node_cores = int(std::thread::hardware_concurrency());
@@ -17,23 +41,24 @@ core_sharing detect_core_sharing(MPI_Comm comm) {
             CPU_SET(c, &cpus);
     }
     s.own_cores = CPU_COUNT(&cpus);
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int me = 0;
     MPI_Comm_size(node, &s.node_ranks);
     MPI_Comm_rank(node, &me);
-    std::vector<cpu_set_t> masks(std::size_t(s.node_ranks));
-    MPI_Allgather(&cpus, int(sizeof cpus), MPI_BYTE, masks.data(), int(sizeof cpus), MPI_BYTE,
-                  node);
-    MPI_Comm_free(&node);
+    const mask_words words = node_words(cpus);
+    const std::size_t n = words.size();
+    const mask_words all = tree_allgather(node, words);
     int same = 0, before_me = 0;
     for (int r = 0; r < s.node_ranks; ++r) {
-        cpu_set_t common;
-        CPU_AND(&common, &cpus, &masks[std::size_t(r)]);
-        if (CPU_EQUAL(&masks[std::size_t(r)], &cpus)) {
+        const std::uint64_t* theirs = &all[std::size_t(r) * n];
+        bool equal = true, common = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            equal &= theirs[i] == words[i];
+            common |= (theirs[i] & words[i]) != 0;
+        }
+        if (equal) {
             ++same;
             before_me += r < me;
-        } else if (CPU_COUNT(&common) > 0) {
+        } else if (common) {
             return s; // overlapping masks: no share of its own
         }
     }

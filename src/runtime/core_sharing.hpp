@@ -18,7 +18,7 @@ namespace prema::detail {
 struct core_sharing {
     int own_cores = 0;  // cores this process may run on (its affinity mask)
     int node_cores = 0; // cores of the node
-    int node_ranks = 0; // ranks of `comm` on this node
+    int node_ranks = 0; // ranks of the job on this node
     // This rank's share of its affinity mask, in order: the mask's cores split between the
     // ranks of the node with the same mask (in node order: Open MPI's --bind-to socket gives
     // the ranks of a socket one mask, --bind-to none all of them the whole node). Empty when the
@@ -29,8 +29,9 @@ struct core_sharing {
     }
 };
 
-// Collective over `comm`; call on the thread that drives MPI.
-core_sharing detect_core_sharing(MPI_Comm comm);
+// Collective over `node`, the job's ranks on this node (node_comm); call on the thread that
+// drives MPI.
+core_sharing detect_core_sharing(MPI_Comm node);
 
 // What --prema-progress auto becomes on this rank. A dedicated progress thread pays only
 // with a core of its own: on a shared core every hand-off between it and a worker waits for the

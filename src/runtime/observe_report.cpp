@@ -55,14 +55,10 @@ void print_stats(const std::vector<double>& all, int size, int workers, const st
 
 } // namespace
 
-void observe_start(runtime_state& st) {
-    unsigned mine =
-        (st.cfg.stats ? observe_stats : 0u) | (st.cfg.trace.empty() ? 0u : observe_trace);
-    unsigned any = 0;
-    // Every rank must take part in the gathers at shutdown: a rank without the option follows.
-    MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED, MPI_BOR, st.comm);
-    observe_begin(any, st.cfg.workers);
-    if (!any)
+void observe_start(runtime_state& st, unsigned flags) {
+    // The flags are the job's: a rank without the options takes part in the gathers at the end.
+    observe_begin(flags, st.cfg.workers);
+    if (!flags)
         return;
     g_forwards_at_start = forward_count();
     MPI_Barrier(st.comm);

@@ -24,6 +24,7 @@
 #include "runtime/core_sharing.hpp"
 #include "runtime/observe_report.hpp"
 #include "runtime/runtime_state.hpp"
+#include "runtime/start_agreement.hpp"
 #include "transport/observe.hpp"
 
 namespace prema {
@@ -47,15 +48,6 @@ const char* thread_level_name(int level) {
     default:
         return "MPI_THREAD_MULTIPLE";
     }
-}
-
-// Every rank takes the same mode, inline if any rank is short of cores: then a missing MPI
-// thread level fails the constructor on every rank together instead of leaving the others
-// waiting in its collectives, and rank 0's report holds for the whole job.
-progress_mode agree_on_progress(MPI_Comm comm, progress_mode mine) {
-    int dedicated = mine == progress_mode::dedicated;
-    MPI_Allreduce(MPI_IN_PLACE, &dedicated, 1, MPI_INT, MPI_LAND, comm);
-    return dedicated ? progress_mode::dedicated : progress_mode::inline_;
 }
 
 // The thread level the configuration needs from MPI, given that the calling thread (the one
@@ -178,39 +170,45 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     MPI_Query_thread(&provided);
     MPI_Is_thread_main(&is_main);
     const progress_mode requested = cfg.progress;
-    auto check_thread_level = [&] {
-        int needed = detail::required_thread_level(cfg);
-        if (provided < needed || (provided == MPI_THREAD_FUNNELED && !is_main))
-            throw usage_error(fmt::format(
-                "--prema-progress={} with {} worker(s) needs MPI initialised with {} (from the "
-                "thread that creates the runtime), but MPI provides {}",
-                detail::describe_progress(requested, cfg.progress), cfg.workers,
-                detail::thread_level_name(needed), detail::thread_level_name(provided)));
+    auto thread_level_problem = [&](const config& c) -> std::string {
+        int needed = detail::required_thread_level(c);
+        if (provided >= needed && (provided != MPI_THREAD_FUNNELED || is_main))
+            return {};
+        return fmt::format("--prema-progress={} with {} worker(s) needs MPI initialised with {} "
+                           "(from the thread that creates the runtime), but MPI provides {}",
+                           detail::describe_progress(requested, c.progress), c.workers,
+                           detail::thread_level_name(needed), detail::thread_level_name(provided));
     };
     // Counting cores is collective, so this thread must be allowed to call MPI first: every
     // mode needs FUNNELED, auto the level of the mode it resolves to (checked again below).
-    check_thread_level();
-    const auto cores = detail::detect_core_sharing(comm);
-    if (requested == progress_mode::automatic) {
-        cfg.progress =
-            detail::agree_on_progress(comm, detail::resolve_progress(cores, cfg.workers));
-        check_thread_level();
-    }
+    if (auto why = thread_level_problem(cfg); !why.empty())
+        throw usage_error(why);
     detail::check_policy(cfg.lb);
-    detail::transport_state* expected = nullptr;
     impl_ = std::make_unique<impl>(comm, std::move(cfg));
     auto& st = impl_->st;
     st.requested_progress = requested;
-    // Collective: ranks that disagree on message sizes would crash or hang later, on the load
-    // mode balance wrongly; say so now.
-    if (auto why = detail::config_mismatch(st.comm, st.cfg); !why.empty()) {
+    auto fail = [&st](const std::string& why) {
         MPI_Comm_free(&st.comm);
         throw usage_error(why);
+    };
+    // On the runtime's communicators, before anything else travels on them.
+    const auto cores = detail::detect_core_sharing(st.node.get());
+    const auto agreed =
+        detail::agree_at_start(st.comm, st.cfg, detail::resolve_progress(cores, st.cfg.workers));
+    // Ranks that disagree on message sizes would crash or hang later, on the load mode balance
+    // wrongly: every rank says so now, together.
+    if (!agreed.mismatch.empty())
+        fail(agreed.mismatch);
+    if (requested == progress_mode::automatic) {
+        // Every rank takes the same mode, inline if any rank is short of cores: then a missing
+        // MPI thread level fails the constructor on every rank together instead of leaving the
+        // others waiting in its collectives, and rank 0's report holds for the whole job.
+        st.cfg.progress = agreed.all_dedicated ? progress_mode::dedicated : progress_mode::inline_;
+        if (auto why = thread_level_problem(st.cfg); !why.empty())
+            fail(why);
     }
-    if (!detail::set_state(&st, expected)) {
-        MPI_Comm_free(&st.comm);
-        throw usage_error("a PREMA runtime already runs in this process");
-    }
+    if (detail::transport_state* expected = nullptr; !detail::set_state(&st, expected))
+        fail("a PREMA runtime already runs in this process");
     detail::init_log(st.rank, st.cfg.log);
     if (requested == progress_mode::automatic && st.rank == 0)
         detail::log().info("progress {}: {} rank(s) x {} thread(s) on {} core(s) (rank 0 may use "
@@ -220,7 +218,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                            st.cfg.progress == detail::resolve_progress(cores, st.cfg.workers)
                                ? ""
                                : " (another rank is short of cores)");
-    detail::observe_start(st); // collective: --prema-stats, --prema-trace
+    detail::observe_start(st, agreed.observe);
     // Handlers are timed only for a reader: a policy, or the stats and trace (measured_load.hpp).
     detail::start_measuring(st.cfg.lb != "none" || detail::observing(), st.cfg.lb_load);
     bool inline_mode = st.cfg.progress == progress_mode::inline_;

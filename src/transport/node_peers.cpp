@@ -2,8 +2,13 @@
 #include "transport/node_peers.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
-#include <numeric>
+#include <span>
+
+#include <xxhash.h>
+
+#include "transport/tree_blocking.hpp"
 
 namespace prema::detail {
 
@@ -33,29 +38,37 @@ bool shared_memory_in_use() {
     return btl_list_has_shared_memory(list ? list : "");
 }
 
-node_peers::node_peers(MPI_Comm comm) {
+node_comm::node_comm(MPI_Comm comm) {
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int length = 0;
+    MPI_Get_processor_name(name, &length);
+    // 64 bits: two nodes' names collide with odds of 2^-64, and then cost only speed (the
+    // eager size of node_peers, the progress mode's count of cores).
+    const std::uint64_t mine = XXH3_64bits(name, std::size_t(length));
+    const auto all = tree_allgather(comm, std::span(&mine, 1));
+    for (std::size_t r = 0; r < all.size(); ++r)
+        if (all[r] == mine)
+            ranks_.push_back(int(r));
+    MPI_Group job, node;
+    MPI_Comm_group(comm, &job);
+    MPI_Group_incl(job, int(ranks_.size()), ranks_.data(), &node);
+    MPI_Comm_create_group(comm, node, 0, &node_);
+    MPI_Group_free(&node);
+    MPI_Group_free(&job);
+}
+
+node_comm::~node_comm() {
+    MPI_Comm_free(&node_);
+}
+
+node_peers::node_peers(MPI_Comm comm, const node_comm& node) {
     int size = 0;
     MPI_Comm_size(comm, &size);
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int on_node = 0;
-    MPI_Comm_size(node, &on_node);
     // The same on every rank: Open MPI's settings come from mpirun for the whole job.
     const bool shared = shared_memory_in_use();
-    if (shared) {
-        std::vector<int> node_ranks(static_cast<std::size_t>(on_node));
-        std::iota(node_ranks.begin(), node_ranks.end(), 0);
-        local_.resize(node_ranks.size());
-        MPI_Group node_group, job_group;
-        MPI_Comm_group(node, &node_group);
-        MPI_Comm_group(comm, &job_group);
-        MPI_Group_translate_ranks(node_group, on_node, node_ranks.data(), job_group, local_.data());
-        MPI_Group_free(&node_group);
-        MPI_Group_free(&job_group);
-        std::sort(local_.begin(), local_.end());
-    }
-    MPI_Comm_free(&node);
-    any_remote_ = !shared ? size > 1 : on_node < size;
+    if (shared)
+        local_ = node.ranks();
+    any_remote_ = !shared ? size > 1 : int(node.ranks().size()) < size;
 }
 
 bool node_peers::remote(int rank) const noexcept {

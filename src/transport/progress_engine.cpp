@@ -53,24 +53,23 @@ struct credit_body {
 static_assert(sizeof(credit_body) == 32);
 } // namespace
 
-std::string config_mismatch(MPI_Comm comm, const config& cfg) {
-    // The message sizes make the wire format; the load mode makes loads that policies compare
-    // between ranks (--prema-lb-load), which would compare seconds with declared weights.
-    // The credit budgets follow from max-outstanding-bytes: a sender and its receiver must
-    // count alike.
-    constexpr int n = 5;
-    std::uint64_t mine[n] = {cfg.eager_bytes, cfg.remote_eager_bytes, cfg.max_message_bytes,
-                             std::uint64_t(cfg.lb_load), cfg.max_outstanding_bytes},
-                  lo[n], hi[n];
-    MPI_Allreduce(mine, lo, n, MPI_UINT64_T, MPI_MIN, comm);
-    MPI_Allreduce(mine, hi, n, MPI_UINT64_T, MPI_MAX, comm);
-    auto show = [](int i, std::uint64_t v) {
+std::array<std::uint64_t, options_that_must_match> must_match(const config& cfg) {
+    return {cfg.eager_bytes, cfg.remote_eager_bytes, cfg.max_message_bytes,
+            std::uint64_t(cfg.lb_load), cfg.max_outstanding_bytes};
+}
+
+std::string config_mismatch(const config& cfg,
+                            std::span<const std::uint64_t, options_that_must_match> lo,
+                            std::span<const std::uint64_t, options_that_must_match> hi) {
+    constexpr std::size_t n = options_that_must_match;
+    const auto mine = must_match(cfg);
+    auto show = [](std::size_t i, std::uint64_t v) {
         return i == 3 ? to_string(load_mode(v)) : std::to_string(v);
     };
     std::string why;
     const char* names[n] = {"eager-bytes", "remote-eager-bytes", "max-message-bytes", "lb-load",
                             "max-outstanding-bytes"};
-    for (int i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i)
         if (lo[i] != hi[i])
             why += fmt::format("{}--prema-{} ranges from {} to {} (this rank: {})",
                                why.empty() ? "" : "; ", names[i], show(i, lo[i]), show(i, hi[i]),
@@ -84,7 +83,7 @@ std::string config_mismatch(MPI_Comm comm, const config& cfg) {
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
       flow_(size_of(comm), cfg.max_outstanding_bytes, flow_control::cost(pool.wire_bytes())),
-      max_in_hand_(4 * cfg.recv_slots), sums_(comm), detector_(sums_) {
+      max_in_hand_(4 * cfg.recv_slots), sums_(comm, tag_sums), detector_(sums_) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     int* tag_ub = nullptr;

@@ -12,6 +12,7 @@
 // while the progress thread stays off MPI: see share_polling).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
@@ -34,12 +35,19 @@
 
 namespace prema::detail {
 
-// Collective over `comm`: empty if every rank has the same eager sizes, max_message_bytes and
-// lb_load, else a message that says how they differ. They must agree: a peer with a larger
-// eager size sends headers that overflow this rank's receives (MPI_ERR_TRUNCATE aborts the
-// job), a split-phase payload refused for a smaller maximum is never received, so its sender
-// hangs, and policies that compare loads between ranks would compare unlike units.
-std::string config_mismatch(MPI_Comm comm, const config& cfg);
+// The options every rank must set alike, in the order config_mismatch reads them: the eager
+// sizes, max_message_bytes, lb_load and max_outstanding_bytes. A peer with a larger eager size
+// sends headers that overflow this rank's receives (MPI_ERR_TRUNCATE aborts the job), a
+// split-phase payload refused for a smaller maximum is never received, so its sender hangs,
+// policies that compare loads between ranks would compare unlike units, and a sender and its
+// receiver must count credits alike.
+inline constexpr std::size_t options_that_must_match = 5;
+std::array<std::uint64_t, options_that_must_match> must_match(const config& cfg);
+// Empty if the job's least (`lo`) and greatest (`hi`) value of each of must_match() agree,
+// else a message that names each option that differs, its range and this rank's value.
+std::string config_mismatch(const config& cfg,
+                            std::span<const std::uint64_t, options_that_must_match> lo,
+                            std::span<const std::uint64_t, options_that_must_match> hi);
 
 // Gives `m`, whose split-phase header has arrived, the buffer its payload is received into:
 // for a bulk, the vector its handler will take (see bulk.hpp); else a pooled byte buffer.
@@ -146,7 +154,6 @@ class progress_engine {
     void dispatched() noexcept { dispatched_.fetch_add(1, std::memory_order_release); }
 
   private:
-    static constexpr int tag_header = 1;
     static constexpr int full_sweep_every = 8, inline_polls = 8;
     static constexpr std::size_t max_sends_in_flight = 256;
     static constexpr int first_payload_tag = wire_first_payload_tag;

@@ -29,8 +29,9 @@
 namespace prema::detail {
 
 struct transport_state {
-    config cfg; // cfg.progress: the resolved mode
-    MPI_Comm comm = MPI_COMM_NULL;
+    config cfg;                    // cfg.progress: the resolved mode
+    MPI_Comm comm = MPI_COMM_NULL; // the runtime's own: the ranks of the one it was given
+    node_comm node;                // the ranks of `comm` on this node
     int rank = 0, size = 1;
     node_peers peers;
     // Its largest buffer holds the largest inline payload any rank may send this one.
@@ -64,6 +65,7 @@ struct transport_state {
     // the object layer on its message paths (docs/design/ordering-and-forwarding.md).
     std::atomic<std::uint64_t> epoch{0};
 
+    // Collective over `c`.
     transport_state(MPI_Comm c, config cf);
 
     // The largest payload that travels inline to `dest`; more goes split-phase. Never below

@@ -7,7 +7,6 @@
 namespace prema::detail {
 
 namespace {
-constexpr int tag = 0;
 constexpr int count = 4;
 
 void add(tree_sum::values& to, const tree_sum::values& v) noexcept {
@@ -16,8 +15,7 @@ void add(tree_sum::values& to, const tree_sum::values& v) noexcept {
 }
 } // namespace
 
-tree_sum::tree_sum(MPI_Comm comm) {
-    MPI_Comm_dup(comm, &comm_);
+tree_sum::tree_sum(MPI_Comm comm, int tag) : comm_(comm), tag_(tag) {
     int rank = 0, size = 1;
     MPI_Comm_rank(comm_, &rank);
     MPI_Comm_size(comm_, &size);
@@ -31,14 +29,13 @@ tree_sum::tree_sum(MPI_Comm comm) {
 tree_sum::~tree_sum() {
     while (in_flight() && !test())
         ;
-    MPI_Comm_free(&comm_);
 }
 
 void tree_sum::start(const values& mine) {
     mine_ = mine;
     for (int i = 0; i < child_count_; ++i)
         MPI_Irecv(from_child_[std::size_t(i)].data(), count, MPI_UINT64_T,
-                  children_[std::size_t(i)], tag, comm_, &requests_[std::size_t(i)]);
+                  children_[std::size_t(i)], tag_, comm_, &requests_[std::size_t(i)]);
     stage_ = stage::from_children;
 }
 
@@ -58,8 +55,8 @@ bool tree_sum::test() {
             total_ = mine_;
         } else {
             // mine_ now holds the subtree's sum, sent while total_ receives rank 0's.
-            MPI_Isend(mine_.data(), count, MPI_UINT64_T, parent_, tag, comm_, &requests_[2]);
-            MPI_Irecv(total_.data(), count, MPI_UINT64_T, parent_, tag, comm_, &requests_[3]);
+            MPI_Isend(mine_.data(), count, MPI_UINT64_T, parent_, tag_, comm_, &requests_[2]);
+            MPI_Irecv(total_.data(), count, MPI_UINT64_T, parent_, tag_, comm_, &requests_[3]);
         }
         stage_ = stage::from_parent;
     }
@@ -67,7 +64,7 @@ bool tree_sum::test() {
         if (!complete(3, 1))
             return false;
         for (int i = 0; i < child_count_; ++i)
-            MPI_Isend(total_.data(), count, MPI_UINT64_T, children_[std::size_t(i)], tag, comm_,
+            MPI_Isend(total_.data(), count, MPI_UINT64_T, children_[std::size_t(i)], tag_, comm_,
                       &requests_[std::size_t(i)]);
         stage_ = stage::to_children;
     }

@@ -7,8 +7,9 @@
 // per-peer state (Charm++'s quiescence detection travels a spanning tree of its own likewise).
 //
 // Collective like MPI_Iallreduce: every rank starts the same sums in the same order. Its
-// messages travel on a communicator of its own (a duplicate of the one given), which no other
-// receive can match. Runs on the MPI thread only.
+// messages travel on the communicator given with a tag that no other receive on it may match
+// (the progress engine shares its own: one communicator less to make at start-up, and an
+// MPI_Comm_dup is a collective of MPI's, reaching log2 P peers). Runs on the MPI thread only.
 #pragma once
 
 #include <array>
@@ -22,8 +23,8 @@ class tree_sum {
   public:
     using values = std::array<std::uint64_t, 4>;
 
-    // Collective over `comm` (MPI_Comm_dup).
-    explicit tree_sum(MPI_Comm comm);
+    // Not collective: sums travel on `comm` with `tag`, which must outlive this.
+    tree_sum(MPI_Comm comm, int tag);
     // Finishes a sum in flight (collective: every rank stops after the same one).
     ~tree_sum();
     tree_sum(const tree_sum&) = delete;
@@ -61,6 +62,7 @@ class tree_sum {
     bool complete(int first, int n);
 
     MPI_Comm comm_ = MPI_COMM_NULL;
+    int tag_ = 0;
     int parent_ = -1;
     std::array<int, 2> children_{};
     int child_count_ = 0;

@@ -11,8 +11,13 @@
 
 namespace prema::detail {
 
-// Split-phase payloads travel on MPI tags from this one up (lower tags carry headers).
-inline constexpr int wire_first_payload_tag = 2;
+// The MPI tags of PREMA's communicator. Every receive names its tag, so one kind of traffic
+// never matches another's receives: headers (tag_header), the sums of the termination waves,
+// the phase barrier and the drain (tree_sum), and the trace gathered at shutdown
+// (gather_parts) share the communicator.
+enum wire_tag : int { tag_sums = 0, tag_header = 1, tag_gather = 2 };
+// Split-phase payloads travel on MPI tags from this one up to MPI_TAG_UB, then again from it.
+inline constexpr int wire_first_payload_tag = 3;
 
 // Why a received header of `byte_count` bytes from rank `source` must be rejected, or empty
 // when it is valid. Reads header fields only once `byte_count` covers the header.
