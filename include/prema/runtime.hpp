@@ -33,7 +33,8 @@ progress_mode resolved_progress();
 /// are the PREMA phases (see the file's description and docs/guide/embedding.md).
 class runtime {
   public:
-    /// Collective over `comm`, which the runtime duplicates. MPI must be initialised with a
+    /// Collective over `comm`, of whose ranks the runtime makes a communicator of its own
+    /// (its messages never match the application's). MPI must be initialised with a
     /// thread level that `cfg.progress` needs (FUNNELED for dedicated, SERIALIZED for inline
     /// with several workers, for auto that of the mode it resolves to); otherwise usage_error
     /// says which level is missing.
