@@ -196,25 +196,34 @@ TEST_CASE("collectives, quiescence and phases: a rank sends only to its tree nei
 TEST_CASE("start-up: its communicators made with MPI_Comm_create_group, what the ranks "
           "exchange along the tree") {
     const int rank = world_rank(), size = world_size();
-    collectives.clear();
-    sent_to.clear();
-    watching = true;
-    {
-        prema::runtime rt(MPI_COMM_WORLD, prema::config{});
-        CHECK(rt.run([]() -> prema::task<> { co_return; }) == 0);
+    // With --prema-stats the ranks also start their clocks together (a barrier, along the tree
+    // too), and rank 0 gathers every rank's row of the table at the end (MPI_Gather).
+    for (bool stats : {false, true}) {
+        INFO("--prema-stats: ", stats);
+        collectives.clear();
+        sent_to.clear();
+        watching = true;
+        {
+            prema::config cfg;
+            cfg.stats = stats;
+            prema::runtime rt(MPI_COMM_WORLD, cfg);
+            CHECK(rt.run([]() -> prema::task<> { co_return; }) == 0);
+        }
+        watching = false;
+        std::vector<std::string> expected{"MPI_Comm_create_group", "MPI_Comm_create_group"};
+        if (stats)
+            expected.emplace_back("MPI_Gather");
+        std::string called;
+        for (auto& c : collectives)
+            called += " [" + c + "]";
+        CHECK_MESSAGE(collectives == expected, "rank ", rank, " called:", called);
+        // One node here: the node communicator's ranks are the world's.
+        std::string others;
+        for (int r : sent_to)
+            if (r != rank && !tree_neighbours(rank, size).count(r))
+                others += " " + std::to_string(r);
+        CHECK_MESSAGE(others.empty(), "rank ", rank, " of ", size, " sent to", others);
     }
-    watching = false;
-    const std::vector<std::string> expected{"MPI_Comm_create_group", "MPI_Comm_create_group"};
-    std::string called;
-    for (auto& c : collectives)
-        called += " [" + c + "]";
-    CHECK_MESSAGE(collectives == expected, "rank ", rank, " called:", called);
-    // One node here: the node communicator's ranks are the world's.
-    std::string others;
-    for (int r : sent_to)
-        if (r != rank && !tree_neighbours(rank, size).count(r))
-            others += " " + std::to_string(r);
-    CHECK_MESSAGE(others.empty(), "rank ", rank, " of ", size, " sent to", others);
 }
 
 TEST_CASE("tree_allgather and tree_min: every rank's block in rank order, every value's least") {

@@ -13,6 +13,7 @@
 #include "runtime/gather_parts.hpp"
 #include "runtime/runtime_state.hpp"
 #include "transport/observe.hpp"
+#include "transport/tree_blocking.hpp"
 
 namespace prema::detail {
 
@@ -61,7 +62,7 @@ void observe_start(runtime_state& st, unsigned flags) {
     if (!flags)
         return;
     g_forwards_at_start = forward_count();
-    MPI_Barrier(st.comm);
+    tree_min(st.comm, {}); // a barrier, before the progress engine uses the communicator
     observe_restart_clock();
 }
 

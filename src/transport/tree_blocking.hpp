@@ -21,6 +21,7 @@ namespace prema::detail {
 std::vector<std::uint64_t> tree_allgather(MPI_Comm comm, std::span<const std::uint64_t> mine);
 
 // Every rank passes as many values and gets back each one's least over the ranks, in place.
+// With none, a barrier: no rank returns before every rank has called it.
 void tree_min(MPI_Comm comm, std::span<std::uint64_t> values);
 
 } // namespace prema::detail
