@@ -83,7 +83,7 @@ std::string config_mismatch(const config& cfg,
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
       flow_(size_of(comm), cfg.max_outstanding_bytes, flow_control::cost(pool.wire_bytes())),
-      max_in_hand_(4 * cfg.recv_slots), sums_(comm, tag_sums), detector_(sums_) {
+      max_in_hand_(4 * cfg.recv_slots), sums_(comm, tag_tree), detector_(sums_) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     int* tag_ub = nullptr;

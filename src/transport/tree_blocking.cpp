@@ -4,12 +4,11 @@
 #include <cstddef>
 
 #include "prema/detail/transport/tree.hpp"
+#include "transport/wire_check.hpp"
 
 namespace prema::detail {
 
 namespace {
-constexpr int tag = 0;
-
 std::size_t size_of(MPI_Comm comm) {
     int size = 1;
     MPI_Comm_size(comm, &size);
@@ -23,10 +22,10 @@ tree_place place_of(MPI_Comm comm) {
 }
 
 void send(std::span<const std::uint64_t> v, std::size_t to, MPI_Comm comm) {
-    MPI_Send(v.data(), int(v.size()), MPI_UINT64_T, int(to), tag, comm);
+    MPI_Send(v.data(), int(v.size()), MPI_UINT64_T, int(to), tag_tree, comm);
 }
 void receive(std::span<std::uint64_t> v, std::size_t from, MPI_Comm comm) {
-    MPI_Recv(v.data(), int(v.size()), MPI_UINT64_T, int(from), tag, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(v.data(), int(v.size()), MPI_UINT64_T, int(from), tag_tree, comm, MPI_STATUS_IGNORE);
 }
 } // namespace
 

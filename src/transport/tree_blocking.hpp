@@ -5,7 +5,7 @@
 // MPI_Allgather of 8 bytes per rank touched 244 KB of eight partners on a rank of 256
 // (2026-11-29, Open MPI 4.1).
 //
-// Each is collective over a communicator that carries nothing else meanwhile (tag 0).
+// Each is collective over a communicator that carries nothing else on tag_tree meanwhile.
 #pragma once
 
 #include <cstdint>

@@ -7,9 +7,9 @@
 // per-peer state (Charm++'s quiescence detection travels a spanning tree of its own likewise).
 //
 // Collective like MPI_Iallreduce: every rank starts the same sums in the same order. Its
-// messages travel on the communicator given with a tag that no other receive on it may match
-// (the progress engine shares its own: one communicator less to make at start-up, and an
-// MPI_Comm_dup is a collective of MPI's, reaching log2 P peers). Runs on the MPI thread only.
+// messages travel on the communicator given, with a tag that no other receive on it may match
+// (the progress engine's own communicator: a communicator of the sums' own would cost one more
+// of MPI's collectives at start-up). Runs on the MPI thread only.
 #pragma once
 
 #include <array>

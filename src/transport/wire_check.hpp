@@ -12,10 +12,11 @@
 namespace prema::detail {
 
 // The MPI tags of PREMA's communicator. Every receive names its tag, so one kind of traffic
-// never matches another's receives: headers (tag_header), the sums of the termination waves,
-// the phase barrier and the drain (tree_sum), and the trace gathered at shutdown
-// (gather_parts) share the communicator.
-enum wire_tag : int { tag_sums = 0, tag_header = 1, tag_gather = 2 };
+// never matches another's receives: headers (tag_header); what travels PREMA's tree outside
+// handler messages (tag_tree: the start-up's exchanges of tree_blocking.hpp, over before the
+// progress engine starts, then the sums of the termination waves, the phase barrier and the
+// drain of tree_sum.hpp); and the trace gathered at shutdown (gather_parts) share it.
+enum wire_tag : int { tag_tree = 0, tag_header = 1, tag_gather = 2 };
 // Split-phase payloads travel on MPI tags from this one up to MPI_TAG_UB, then again from it.
 inline constexpr int wire_first_payload_tag = 3;
 
