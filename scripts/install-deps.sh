@@ -9,7 +9,7 @@ packages=(
   doxygen                      # the API reference (the `docs` target, tested by ctest docs_api)
   libopenmpi-dev openmpi-bin   # MPI: the wire and the process launcher
   liburing-dev                 # asynchronous checkpoint I/O
-  libxxhash-dev                # checkpoint checksums (XXH3)
+  libxxhash-dev                # XXH3: checkpoint checksums, node names at start-up
   libconcurrentqueue-dev       # moodycamel lock-free queues
   libspdlog-dev                # logging
   doctest-dev                  # tests
