@@ -12,6 +12,7 @@
 
 #include <prema/prema.hpp>
 
+#include "coro/light_mutex.hpp"
 #include "coro/worker_pool.hpp"
 #include "engine_support.hpp"
 #include "runtime/core_sharing.hpp"
@@ -281,6 +282,41 @@ TEST_SUITE("worker_pool") {
         pool.stop();
         MESSAGE(late << " of " << items << " items waited 4 ms or more");
         CHECK(late <= items / 20);
+    }
+
+    TEST_CASE("light_mutex: exclusive, and no waiter is left asleep, with more threads than "
+              "cores") {
+        // Every 500th holder sleeps inside the lock, so that the others queue up asleep on the
+        // futex and each unlock must wake one (a waiter that the unlock's look at the state
+        // misses sleeps its sleep_limit at most). A lost wake-up would hang the test.
+        prema::detail::light_mutex mutex;
+        constexpr int threads = 8, rounds = 20'000;
+        long counter = 0; // guarded by `mutex` only
+        std::atomic<long> slowest_us{0};
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                for (int i = 0; i < rounds; ++i) {
+                    auto t0 = std::chrono::steady_clock::now();
+                    mutex.lock();
+                    auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count();
+                    ++counter;
+                    if ((i + t) % 500 == 0)
+                        std::this_thread::sleep_for(50us);
+                    mutex.unlock();
+                    long seen = slowest_us.load();
+                    while (waited > seen && !slowest_us.compare_exchange_weak(seen, waited)) {
+                    }
+                }
+            });
+        for (auto& th : pool)
+            th.join();
+        CHECK(counter == long(threads) * rounds);
+        CHECK(mutex.try_lock());
+        mutex.unlock();
+        MESSAGE("light_mutex: slowest lock() " << slowest_us.load() << " us");
     }
 
     TEST_CASE("the dedicated progress thread polls while its rank has work, sleeps once idle") {

@@ -120,8 +120,12 @@ void worker_pool::push_here(work_item w) {
     if (tls_pool != this || workers_[tls_index]->here.fn ||
         workers_[tls_index]->queue.size_approx() > 0)
         return push(w);
-    active_.fetch_add(1, std::memory_order_relaxed);
-    workers_[tls_index]->here = w;
+    auto& self = *workers_[tls_index];
+    // Its owner is the only writer: a load and a store, no locked add. An item running may have
+    // come from `here` too, so this counts, not flags.
+    self.here_active.store(self.here_active.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_release);
+    self.here = w;
 }
 
 void worker_pool::push_yielded(work_item w) {
@@ -159,9 +163,10 @@ void worker_pool::wake_one() noexcept {
     }
 }
 
-bool worker_pool::pop(int index, work_item& w) {
+bool worker_pool::pop(int index, work_item& w, bool& here) {
     auto& self = *workers_[index];
-    if (self.here.fn) {
+    here = self.here.fn != nullptr;
+    if (here) {
         w = std::exchange(self.here, work_item{nullptr, nullptr});
         return true;
     }
@@ -209,7 +214,7 @@ bool worker_pool::any_work() const noexcept {
 }
 
 // Runs `w`, adding its time to self.busy_ticks if `stats` (--prema-stats).
-bool worker_pool::run(worker& self, const work_item& w, bool stats) {
+bool worker_pool::run(worker& self, const work_item& w, bool here, bool stats) {
     std::uint64_t start = std::exchange(self.polled_at, 0);
     if (!start && (quantum_ticks_ || stats))
         start = now_ticks();
@@ -233,8 +238,17 @@ bool worker_pool::run(worker& self, const work_item& w, bool stats) {
         self.busy_ticks += now_ticks() - start;
     slice_deadline = std::numeric_limits<std::uint64_t>::max();
     poll_deadline = std::numeric_limits<std::uint64_t>::max();
-    return active_.fetch_sub(1, std::memory_order_release) == 1 &&
-           (!app_source_ || (has_app_work_ && !has_app_work_()));
+    bool last;
+    if (here) {
+        self.here_active.store(self.here_active.load(std::memory_order_relaxed) - 1,
+                               std::memory_order_release);
+        last = self.here_active.load(std::memory_order_relaxed) == 0 &&
+               active_.load(std::memory_order_acquire) == 0;
+    } else {
+        last = active_.fetch_sub(1, std::memory_order_release) == 1 &&
+               self.here_active.load(std::memory_order_relaxed) == 0;
+    }
+    return last && (!app_source_ || (has_app_work_ && !has_app_work_()));
 }
 
 void worker_pool::run_worker(int index) {
@@ -249,11 +263,12 @@ void worker_pool::run_worker(int index) {
     std::uint64_t round_start = 0;
     while (!stopping_.load(std::memory_order_acquire)) {
         work_item w;
+        bool here = false;
         if (stats)
             round_start = now_ticks();
-        if (pop(index, w)) {
+        if (pop(index, w, here)) {
             // Finding the item was overhead, not busy time (nor idle: there was work).
-            bool pool_idle = run(self, w, stats);
+            bool pool_idle = run(self, w, here, stats);
             if (item_hook_)
                 item_hook_(item_hook_context_, index, pool_idle);
             idle_rounds = 0;

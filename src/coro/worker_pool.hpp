@@ -101,7 +101,20 @@ class worker_pool {
     // Not stolen by other workers. Off the pool, the same as push().
     void push_yielded(work_item w);
 
-    std::int64_t active() const noexcept { return active_.load(std::memory_order_acquire); }
+    std::int64_t active() const noexcept {
+        // The workers' own items first: one that ends has already counted what it pushed.
+        std::int64_t here = 0;
+        for (const auto& w : workers_)
+            here += w->here_active.load(std::memory_order_acquire);
+        return here + active_.load(std::memory_order_acquire);
+    }
+    // active() as worker `index` can see it without reading the other workers' counts of the
+    // items their own polls gave them (a cache line each, written at every item): for choices
+    // that only cost time when wrong (whether a reply may leave without waiting for a batch).
+    std::int64_t active_near(int index) const noexcept {
+        return workers_[std::size_t(index)]->here_active.load(std::memory_order_relaxed) +
+               active_.load(std::memory_order_acquire);
+    }
 
     std::uint64_t quantum_ticks() const noexcept { return quantum_ticks_; }
     int size() const noexcept { return int(workers_.size()); }
@@ -130,6 +143,10 @@ class worker_pool {
         moodycamel::ConcurrentQueue<work_item> queue;
         std::deque<work_item> yielded;    // owner thread only
         work_item here{nullptr, nullptr}; // owner thread only: push_here()
+        // Items from push_here() queued or running: counted in active() by stores of their
+        // owner, not locked adds to active_ (two locked instructions per message, about 7 ns
+        // each on its path).
+        std::atomic<std::int64_t> here_active{0};
         parker park;
         std::uint64_t busy_ticks = 0, idle_ticks = 0; // owner thread; --prema-stats only
         // Owner thread, inline progress: an item that starts after poll_due serves the network
@@ -140,13 +157,14 @@ class worker_pool {
         std::uint64_t polled_at = 0;
     };
 
-    bool pop(int index, work_item& w);
+    // `here`: the item is the worker's push_here() item.
+    bool pop(int index, work_item& w, bool& here);
     // Inline progress, a busy worker: polls the network now, and next at now + busy_poll_us
     // (between items or at a yield point, whichever comes first).
     void serve_network(worker& self, std::uint64_t now);
     bool any_work() const noexcept;
-    // True if `w` was the last item queued or running in the pool.
-    bool run(worker& self, const work_item& w, bool stats);
+    // True if `w` was the last item queued or running in the pool, as active_near() sees it.
+    bool run(worker& self, const work_item& w, bool here, bool stats);
     void wake_for(int target);
 
     std::vector<std::unique_ptr<worker>> workers_;

@@ -131,11 +131,16 @@ namespace {
 thread_local bool in_poll = false;
 } // namespace
 
+void progress_engine::count_sent(message* m, bool polling) noexcept {
+    if (m->header().flags & flag_uncounted)
+        return;
+    polling ? sent_.add_polling(m->logical) : sent_.add_other(m->logical);
+}
+
 void progress_engine::post(message* m) {
-    if (!(m->header().flags & flag_uncounted))
-        sent_.fetch_add(m->logical, std::memory_order_relaxed);
     // Raw bytes must cross MPI to be checked; --prema-loopback mpi sends everything through it.
     if (m->peer == rank_ && m->raw_bytes < 0 && !cfg_.loopback_mpi) {
+        count_sent(m, in_poll);
         count_received(m, false);
         return;
     }
@@ -147,6 +152,7 @@ void progress_engine::post(message* m) {
     if ((cfg_.progress == progress_mode::inline_ || shared_polling_) && !in_poll) {
         // Straight to MPI when nobody polls, behind what others queued meanwhile.
         std::unique_lock lock(poll_mutex_, std::try_to_lock);
+        count_sent(m, lock.owns_lock());
         if (lock.owns_lock() && ops_.size() < max_sends_in_flight) {
             flush_outbox();
             if (ops_.size() < max_sends_in_flight)
@@ -159,6 +165,7 @@ void progress_engine::post(message* m) {
             wake(); // the progress thread may sleep (an idle rank), the poller not come back
         return;
     }
+    count_sent(m, in_poll);
     enqueue(m);
     wake();
 }

@@ -99,8 +99,8 @@ bool only_work_here() noexcept {
     auto& st = state();
     if (st.held_above.load(std::memory_order_acquire) > 0)
         return false;
-    if (worker_pool::current() == st.workers.get())
-        return st.workers->active() <= 1; // the item running is the caller's
+    if (worker_pool::current() == st.workers.get()) // the item running is the caller's
+        return st.workers->active_near(worker_pool::current_index()) <= 1;
     return progress_thread_runs_message && st.workers->active() == 0;
 }
 
