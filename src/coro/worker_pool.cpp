@@ -238,17 +238,12 @@ bool worker_pool::run(worker& self, const work_item& w, bool here, bool stats) {
         self.busy_ticks += now_ticks() - start;
     slice_deadline = std::numeric_limits<std::uint64_t>::max();
     poll_deadline = std::numeric_limits<std::uint64_t>::max();
-    bool last;
-    if (here) {
+    if (here)
         self.here_active.store(self.here_active.load(std::memory_order_relaxed) - 1,
                                std::memory_order_release);
-        last = self.here_active.load(std::memory_order_relaxed) == 0 &&
-               active_.load(std::memory_order_acquire) == 0;
-    } else {
-        last = active_.fetch_sub(1, std::memory_order_release) == 1 &&
-               self.here_active.load(std::memory_order_relaxed) == 0;
-    }
-    return last && (!app_source_ || (has_app_work_ && !has_app_work_()));
+    else
+        active_.fetch_sub(1, std::memory_order_release);
+    return active_near(self) == 0 && (!app_source_ || (has_app_work_ && !has_app_work_()));
 }
 
 void worker_pool::run_worker(int index) {

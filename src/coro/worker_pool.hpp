@@ -112,8 +112,7 @@ class worker_pool {
     // items their own polls gave them (a cache line each, written at every item): for choices
     // that only cost time when wrong (whether a reply may leave without waiting for a batch).
     std::int64_t active_near(int index) const noexcept {
-        return workers_[std::size_t(index)]->here_active.load(std::memory_order_relaxed) +
-               active_.load(std::memory_order_acquire);
+        return active_near(*workers_[std::size_t(index)]);
     }
 
     std::uint64_t quantum_ticks() const noexcept { return quantum_ticks_; }
@@ -159,6 +158,10 @@ class worker_pool {
 
     // `here`: the item is the worker's push_here() item.
     bool pop(int index, work_item& w, bool& here);
+    std::int64_t active_near(const worker& w) const noexcept {
+        return w.here_active.load(std::memory_order_relaxed) +
+               active_.load(std::memory_order_acquire);
+    }
     // Inline progress, a busy worker: polls the network now, and next at now + busy_poll_us
     // (between items or at a yield point, whichever comes first).
     void serve_network(worker& self, std::uint64_t now);
