@@ -60,6 +60,7 @@ enum target : std::uint8_t {
     t_reply,
     t_object_message,
     t_args_bulk,
+    t_object_run,
     target_count
 };
 
@@ -162,6 +163,22 @@ inline bool run_target(target t, std::span<const std::byte> d) {
     }
     case t_args_bulk:
         return decode_args_with_bulk<int, std::vector<double>, std::string>(d);
+    case t_object_run: {
+        // [messages - 1][the run]
+        if (d.empty())
+            return false;
+        const std::uint32_t count = std::uint32_t(std::uint8_t(d[0])) + 1;
+        auto payload = d.subspan(1);
+        prema::detail::object_run_reader run(payload, count);
+        prema::detail::object_header first, h;
+        std::span<const std::byte> args;
+        std::memcpy(&first, payload.data(), sizeof first);
+        for (std::uint64_t i = 0; run.next(h, args); ++i)
+            if (h.seq != first.seq + i || h.id != first.id || args.data() < payload.data() ||
+                args.data() + args.size() > payload.data() + payload.size())
+                std::abort();
+        return true;
+    }
     default:
         return false;
     }
@@ -325,6 +342,25 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
         oh.handler = 55;
         w.write(&oh, sizeof oh);
         write_args<double>(w, 4.0);
+    });
+    // Three messages: a double, an int (padded), nothing.
+    add("object_run", t_object_run, [](byte_writer& w) {
+        std::uint8_t more = 2;
+        w.write(&more, 1);
+        prema::detail::object_header oh{};
+        oh.id = prema::object_id{1, 0, 4};
+        oh.seq = 10;
+        w.write(&oh, sizeof oh);
+        prema::detail::object_run_entry e{55, sizeof(double), 0};
+        w.write(&e, sizeof e);
+        write_args<double>(w, 4.0);
+        e = {56, sizeof(int), 0};
+        w.write(&e, sizeof e);
+        write_args<int>(w, 9);
+        const std::uint32_t pad = 0;
+        w.write(&pad, sizeof pad);
+        e = {57, 0, 0};
+        w.write(&e, sizeof e);
     });
     return seeds;
 }

@@ -429,7 +429,8 @@ std::vector<raw_case> raw_cases(int source, const prema::config& cfg) {
         g.flags = flag_batch;
         auto b = wire(g, 8);
         put_at(b, sizeof g, prema::detail::batch_prefix{3, 0});
-        cs.push_back({"batch of 3 whose items are missing", b, "truncated batch: item 0 of 3"});
+        cs.push_back({"batch of 3 whose items are missing", b,
+                      "truncated batch: it ends after 0 of its 3 messages"});
     }
     cs.push_back({"unknown handler id", wire(header_for(unknown_id, 0, source)),
                   "no handler with id 0x1234567"});

@@ -8,11 +8,13 @@
 
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <prema/prema.hpp>
 
 #include "ledger.hpp"
+#include "objects/directory.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -215,4 +217,38 @@ TEST_CASE("a sender whose entry for an object was collected numbers its next mes
         }) == 0);
     }
     CHECK(check_all(rt, all, sent) == 0);
+}
+
+TEST_CASE("a streak of messages to one object numbers in blocks; the numbers left go back, or "
+          "are skipped once another thread has numbered after them") {
+    using prema::detail::directory;
+    prema::runtime rt(MPI_COMM_WORLD, one_inline_worker());
+    CHECK(rt.run([&]() -> prema::task<> {
+        directory d;
+        const prema::object_id x{prema::rank(), 0, 1'000'001}, y{prema::rank(), 0, 1'000'002};
+        CHECK(d.next_send(x, true).seq == 0); // a block of 1
+        CHECK_FALSE(d.next_from_block(x));
+        CHECK(d.next_send(x, true).seq == 1); // a block of 2
+        CHECK(d.next_from_block(x)->seq == 2);
+        CHECK_FALSE(d.next_from_block(x));
+        CHECK(d.next_send(x, true).seq == 3); // a block of 4: 3 to 6
+        CHECK(d.next_from_block(x)->seq == 4);
+        CHECK_FALSE(d.next_from_block(y));
+        CHECK_FALSE(d.close_block()); // 5 and 6 go back: nobody numbered after them
+        CHECK_FALSE(directory::block_open());
+        CHECK(d.next_send(x, true).seq == 5); // the streak goes on: 5 to 12
+        std::uint64_t other = 0;
+        std::thread([&] { other = d.next_send(x, false).seq; }).join();
+        CHECK(other == 13);
+        // The thread's message may have come first: the block's numbers would overtake it.
+        CHECK_FALSE(d.next_from_block(x));
+        auto unused = d.close_block();
+        REQUIRE(unused);
+        CHECK(unused->id == x);
+        CHECK(unused->first.seq == 6);
+        CHECK(unused->count == 7);
+        CHECK(d.next_send(y, true).seq == 0); // another object: a block of 1
+        CHECK_FALSE(directory::block_open());
+        co_return;
+    }) == 0);
 }

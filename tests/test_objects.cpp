@@ -172,6 +172,7 @@ TEST_CASE("messages to an idle object run on the worker that received them, in o
         prema::runtime rt(MPI_COMM_WORLD, cfg);
         constexpr int calls = 200, floods = 2000;
         const std::uint64_t direct_before = prema::detail::direct_run_count();
+        const std::uint64_t runs_before = prema::detail::run_message_count();
         std::pair<std::int64_t, std::int64_t> after_calls, after_flood;
         CHECK(rt.run([&]() -> prema::task<> {
             int me = prema::rank(), n = prema::ranks();
@@ -187,6 +188,12 @@ TEST_CASE("messages to an idle object run on the worker that received them, in o
         CHECK(after_flood == std::pair<std::int64_t, std::int64_t>{calls + floods, 0});
         int direct = int(prema::detail::direct_run_count() - direct_before);
         CHECK(all_ranks_sum(direct) > 0);
+        // The flood's messages follow one another in their batches: they travel as runs (not
+        // with dedicated progress, whose entry runs on the calling thread, which sends each
+        // message on its own).
+        int in_runs = int(prema::detail::run_message_count() - runs_before);
+        if (progress == prema::progress_mode::inline_)
+            CHECK(all_ranks_sum(in_runs) > floods);
     }
 }
 
@@ -209,6 +216,7 @@ TEST_CASE("a batch's run of messages to one object: order kept across handlers, 
         prema::runtime rt(MPI_COMM_WORLD, cfg);
         constexpr std::int64_t messages = 20000;
         const std::uint64_t direct_before = prema::detail::direct_run_count();
+        const std::uint64_t runs_before = prema::detail::run_message_count();
         std::pair<std::int64_t, std::int64_t> a_stats, b_stats;
         CHECK(rt.run([&]() -> prema::task<> {
             int me = prema::rank(), n = prema::ranks();
@@ -238,7 +246,117 @@ TEST_CASE("a batch's run of messages to one object: order kept across handlers, 
         CHECK(b_stats.second == 0);
         int direct = int(prema::detail::direct_run_count() - direct_before);
         CHECK(all_ranks_sum(direct) > 0);
+        // Most of `a`'s messages follow one to `a` in their batch: they travel as runs (with
+        // inline progress; see above).
+        int in_runs = int(prema::detail::run_message_count() - runs_before);
+        if (progress == prema::progress_mode::inline_)
+            CHECK(all_ranks_sum(in_runs) > messages);
     }
+}
+
+namespace {
+
+// Numbered messages from several tasks of each rank: per (rank, task), the number expected next.
+constexpr int stream_tasks = 4;
+struct streams_obj {
+    std::vector<long> next;
+    long received = 0, out_of_order = 0;
+    template <class Ar> void serialize(Ar& ar) { ar(next, received, out_of_order); }
+};
+void note_stream(streams_obj& o, int from, int task, long index) {
+    if (o.next.empty())
+        o.next.assign(std::size_t(prema::ranks() * stream_tasks), 0);
+    auto& expected = o.next[std::size_t(from * stream_tasks + task)];
+    o.out_of_order += index != expected;
+    expected = index + 1;
+    ++o.received;
+}
+std::vector<long> stream_totals(const streams_obj& o) {
+    return {o.received, o.out_of_order};
+}
+
+// Streaks of messages to x and y, with yields between them, so that the task moves between
+// workers and its worker's items end mid-streak.
+prema::task<> stream_task(int task, prema::mobile_ptr<streams_obj> x,
+                          prema::mobile_ptr<streams_obj> y, long messages) {
+    long to_x = 0, to_y = 0;
+    for (long i = 0; i < messages; ++i) {
+        if ((i / 37) % 2 == 0)
+            co_await prema::send(x, prema::fn<&note_stream>, prema::rank(), task, to_x++);
+        else
+            co_await prema::send(y, prema::fn<&note_stream>, prema::rank(), task, to_y++);
+        if (i % 11 == 0)
+            co_await prema::yield();
+    }
+}
+
+} // namespace
+
+TEST_CASE("tasks on several workers flooding two objects: each task's order kept, every "
+          "number used") {
+    // A worker takes its numbers for a streak of messages to one object in blocks
+    // (objects/directory.hpp). A block it leaves unfinished, with other workers numbering
+    // messages to the same object after it, must be skipped, or given back while nobody has:
+    // else the object waits for those numbers forever and the job never reaches quiescence.
+    prema::config cfg;
+    cfg.progress = prema::progress_mode::dedicated;
+    cfg.workers = 4;
+    prema::runtime rt(MPI_COMM_WORLD, cfg);
+    constexpr long messages = 3000;
+    prema::mobile_ptr<streams_obj> x, y;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0) {
+            x = co_await prema::create<streams_obj>(0);
+            y = co_await prema::create<streams_obj>(prema::ranks() - 1);
+        }
+    }) == 0);
+    MPI_Bcast(&x, sizeof x, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&y, sizeof y, MPI_BYTE, 0, MPI_COMM_WORLD);
+    std::vector<long> x_totals, y_totals;
+    CHECK(rt.run([&]() -> prema::task<> {
+        for (int t = 0; t < stream_tasks; ++t)
+            prema::spawn(stream_task(t, x, y, messages));
+        co_await prema::quiescence();
+        if (prema::rank() == 0) {
+            x_totals = co_await prema::call(x, prema::fn<&stream_totals>);
+            y_totals = co_await prema::call(y, prema::fn<&stream_totals>);
+        }
+    }) == 0);
+    int me = 0, ranks = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (me == 0) {
+        // 37-message streaks alternating, starting with x
+        const long to_x = (messages / 74) * 37 + std::min(messages % 74, 37L);
+        const long all = long(ranks) * stream_tasks;
+        CHECK(x_totals == std::vector<long>{all * to_x, 0});
+        CHECK(y_totals == std::vector<long>{all * (messages - to_x), 0});
+    }
+}
+
+TEST_CASE("a message another thread sent first comes first, though a worker holds numbers "
+          "taken before it") {
+    // The worker's streak of messages to `x` takes numbers ahead (objects/directory.hpp); the
+    // thread's message, sent while the worker waits for it, is numbered after them. The
+    // worker's next message must not take one of its old numbers (it would run before the
+    // thread's), and the ones it leaves must be skipped, or the thread's message would wait
+    // for them forever.
+    prema::runtime rt(MPI_COMM_WORLD);
+    std::pair<std::int64_t, std::int64_t> totals;
+    CHECK(rt.run([&]() -> prema::task<> {
+        const int me = prema::rank();
+        auto x = co_await prema::create<counter_obj>((me + 1) % prema::ranks());
+        std::int64_t n = 0;
+        for (; n < 5; ++n)
+            co_await prema::send(x, prema::fn<&count>, me, n);
+        std::thread other([&] { (void)prema::send(x, prema::fn<&count>, me, n); });
+        other.join();
+        for (++n; n < 10; ++n)
+            co_await prema::send(x, prema::fn<&count>, me, n);
+        totals = co_await prema::call(x, prema::fn<&stats>);
+        co_await prema::destroy(x);
+    }) == 0);
+    CHECK(totals == std::pair<std::int64_t, std::int64_t>{10, 0});
 }
 
 TEST_CASE("access privileges: exclusive never overlaps, shared overlaps on 2 workers") {

@@ -236,3 +236,88 @@ TEST_CASE("malformed relays, replies and object messages give wire_error") {
     bytes m = {t_object_message, 1, 2, 3};
     CHECK_THROWS_AS(decode_object_message(body(m), 0), prema::wire_error);
 }
+
+namespace {
+
+// A batch's payload: the prefix, then each item and its payload padded to 8 bytes.
+struct batch_builder {
+    std::vector<std::byte> b;
+    explicit batch_builder(std::uint32_t count) {
+        batch_prefix p{count, 0};
+        put(&p, sizeof p);
+    }
+    void put(const void* p, std::size_t n) {
+        b.resize(b.size() + n);
+        std::memcpy(b.data() + b.size() - n, p, n);
+    }
+    void item(std::uint64_t token, std::uint32_t bytes, std::uint32_t more) {
+        batch_item i{9, token, bytes, more};
+        put(&i, sizeof i);
+        b.resize(b.size() + batch_padded(bytes));
+    }
+    std::string check(std::uint32_t& count) const { return check_batch(b, count); }
+};
+
+} // namespace
+
+TEST_CASE("check_batch counts a run's messages and refuses runs that do not add up") {
+    std::uint32_t count = 0;
+    batch_builder ok(5);
+    ok.item(0, 12, 0);
+    ok.item(0, 40, 3); // a run: 4 messages
+    CHECK(ok.check(count).empty());
+    CHECK(count == 5);
+
+    batch_builder fewer(4); // the prefix counts the items, not the run's messages
+    fewer.item(0, 12, 0);
+    fewer.item(0, 40, 3);
+    CHECK(fewer.check(count) == "garbled batch: more than the 4 messages its prefix says");
+    CHECK(count == 0);
+
+    batch_builder more(9);
+    more.item(0, 12, 0);
+    more.item(0, 40, 3);
+    CHECK(more.check(count) == "truncated batch: it ends after 5 of its 9 messages");
+
+    batch_builder token(4);
+    token.item(77, 40, 3);
+    CHECK(token.check(count) == "garbled batch: item 0 is a run of 4 messages with a token");
+
+    batch_builder huge(2);
+    huge.item(0, 8, 0xffffffffu);
+    huge.item(0, 8, 0);
+    CHECK(huge.check(count) == "garbled batch: more than the 2 messages its prefix says");
+}
+
+TEST_CASE("an object run decodes into numbered messages, and a garbled one gives wire_error") {
+    auto b = seed("object_run");
+    auto run_bytes = body(b).subspan(1);
+    object_run_reader run(run_bytes, 3);
+    object_header h;
+    std::span<const std::byte> args;
+    std::vector<std::uint64_t> seqs, handlers;
+    std::vector<std::size_t> sizes;
+    while (run.next(h, args)) {
+        seqs.push_back(h.seq);
+        handlers.push_back(h.handler);
+        sizes.push_back(args.size());
+        CHECK(h.id == prema::object_id{1, 0, 4});
+    }
+    CHECK(seqs == std::vector<std::uint64_t>{10, 11, 12});
+    CHECK(handlers == std::vector<std::uint64_t>{55, 56, 57});
+    CHECK(sizes == std::vector<std::size_t>{sizeof(double), sizeof(int), 0});
+
+    CHECK_THROWS_WITH_AS(object_run_reader(run_bytes, 4),
+                         "object run: message 3 of 4 starts past the end", prema::wire_error);
+    CHECK_THROWS_WITH_AS(object_run_reader(run_bytes, 2),
+                         "object run: 20 bytes after its 2 messages", prema::wire_error);
+    CHECK_THROWS_WITH_AS(object_run_reader(run_bytes.first(100), 3),
+                         "object run: message 1 of 3 says 4 bytes, 4 left", prema::wire_error);
+    CHECK_THROWS_AS(object_run_reader(run_bytes.first(20), 3), prema::wire_error);
+    std::vector<std::byte> forwarded(run_bytes.begin(), run_bytes.end());
+    std::uint16_t hops = 1;
+    std::memcpy(forwarded.data() + offsetof(object_header, hops), &hops, sizeof hops);
+    CHECK_THROWS_WITH_AS(object_run_reader(forwarded, 3),
+                         "object run: its header is not a first-hand user message",
+                         prema::wire_error);
+}

@@ -45,10 +45,10 @@ void admit_early(object_record& rec, std::int32_t origin, origin_order& order) {
         return;
     for (auto it = rec.early.find({origin, order.next}); it != rec.early.end();
          it = rec.early.find({origin, order.next})) {
-        // A cancelled request only held its place in the order.
-        if (it->second.header.op != object_op::cancelled)
+        // A cancelled request or a skip only held its place in the order.
+        order.next += numbers_held(it->second.header);
+        if (!holds_place_only(it->second.header))
             rec.ready.push_back(std::move(it->second));
-        ++order.next;
         rec.early.erase(it);
     }
 }
@@ -78,9 +78,9 @@ void accept(const record_ptr& rec, object_entry e) {
             rec->early.emplace(std::pair(origin, e.header.seq), std::move(e));
             return;
         }
-        if (e.header.op != object_op::cancelled)
+        order.next += numbers_held(e.header);
+        if (!holds_place_only(e.header))
             rec->ready.push_back(std::move(e));
-        ++order.next;
         admit_early(*rec, origin, order);
         // Behind an exclusive handler nothing can start: the handler's end schedules them.
         if (rec->exclusive_running) {

@@ -14,6 +14,7 @@
 
 #include "objects/balancer_link.hpp"
 #include "objects/layer.hpp"
+#include "objects/wire_decode.hpp"
 
 namespace prema::detail::objects {
 
@@ -33,9 +34,10 @@ struct held_grant {
     std::int32_t origin = -1;
     origin_order* order = nullptr; // rec->expected[origin]: a map's element stays put
     double load = 0;
-    std::uint64_t busy = 0;    // the ended handler's running time, learnt at the next look
-    std::uint64_t runs = 0;    // direct runs not yet added to layer().direct_runs
-    std::uint32_t claimed = 0; // the batch's next messages, admitted already (claim_ahead)
+    std::uint64_t busy = 0;        // the ended handler's running time, learnt at the next look
+    std::uint64_t runs = 0;        // direct runs not yet added to layer().direct_runs
+    std::uint32_t claimed = 0;     // the batch's next messages, admitted already (claim_ahead)
+    std::uint32_t run_claimed = 0; // the run's next messages, admitted already (claim_run)
 };
 thread_local held_grant held;
 
@@ -58,7 +60,7 @@ std::uint32_t claim_ahead(const object_record& rec, const object_header& h, orig
     batch_item item;
     std::span<const std::byte> payload;
     std::uint32_t n = 0;
-    while (items.next(item, payload) && item.handler == message_id() &&
+    while (items.next(item, payload) && item.handler == message_id() && item.more == 0 &&
            payload.size() >= sizeof(object_header)) {
         object_header next;
         std::memcpy(&next, payload.data(), sizeof next);
@@ -71,15 +73,48 @@ std::uint32_t claim_ahead(const object_record& rec, const object_header& h, orig
     return n;
 }
 
+// The same for the rest of the run `h` came in (runs.cpp): its messages are numbered right
+// after `h` by the run's layout, so only their handler needs a look.
+std::uint32_t claim_run(const object_record& rec, const object_header& h, origin_order& order,
+                        const object_run_reader* run) {
+    if (!run || measuring() || !rec.early.empty())
+        return 0;
+    object_run_reader ahead = *run;
+    object_header next;
+    std::span<const std::byte> args;
+    std::uint32_t n = 0;
+    while (ahead.next(next, args) && next.handler == h.handler)
+        ++n;
+    order.next += n;
+    return n;
+}
+
+// Both: what may run with `h` under its grant (record locked, `order` already past `h`).
+void claim_with(const object_record& rec, const object_header& h, origin_order& order,
+                const incoming& in, const object_run_reader* run) {
+    held.run_claimed = claim_run(rec, h, order, run);
+    // The batch's next messages come after the whole run.
+    if (!run || held.run_claimed == run->left())
+        held.claimed = claim_ahead(rec, h, order, in);
+}
+
 // Runs the handler under held.rec's access and keeps the access for the next message of the
-// batch if `in` says an object message follows, else gives it back. `order`: the origin's
-// order in the record.
+// run or batch if an object message follows, else gives it back. `order`: the origin's order
+// in the record.
 void run_direct(const object_handler_entry& handler, const object_header& h, origin_order* order,
-                std::span<const std::byte> args, const incoming& in, double load) {
+                std::span<const std::byte> args, const incoming& in, double load,
+                object_run_reader* run) {
     auto& rec = held.rec;
     held.busy =
         invoke_plain(rec, handler, object_call{rec->object, h.origin, in.token, args, in.bulk});
     ++held.runs;
+    object_header next;
+    while (held.run_claimed && run->next(next, args)) {
+        --held.run_claimed;
+        held.busy =
+            invoke_plain(rec, handler, object_call{rec->object, h.origin, 0, args, nullptr});
+        ++held.runs;
+    }
     // The messages claimed with this one run here too, taken from the batch: the transport's
     // dispatch and this layer's look at each would only find what claim_ahead found.
     batch_item item;
@@ -95,17 +130,19 @@ void run_direct(const object_handler_entry& handler, const object_header& h, ori
     held.origin = h.origin;
     held.order = order;
     held.load = load;
-    if (!in.next_in_batch_for(message_id()))
+    if (!(run && run->left()) && !in.next_in_batch_for(message_id()))
         release_held();
 }
 
 // The message under the held grant, if it may run there (see held_grant).
-bool run_held(const object_header& h, std::span<const std::byte> args, const incoming& in) {
+bool run_held(const object_header& h, std::span<const std::byte> args, const incoming& in,
+              object_run_reader* run) {
     auto& rec = *held.rec;
+    assert(held.run_claimed == 0);
     if (held.claimed) { // admitted with an earlier message of the batch, from these bytes
         assert(h.id == rec.id && h.origin == held.origin && h.handler == held.handler->id);
         --held.claimed;
-        run_direct(*held.handler, h, held.order, args, in, held.load);
+        run_direct(*held.handler, h, held.order, args, in, held.load, run);
         return true;
     }
     if (rec.id != h.id || h.op != object_op::user)
@@ -129,7 +166,7 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
         if (measuring())
             learn(rec.history, held.busy, rec.weight);
         ++order->next;
-        held.claimed = claim_ahead(rec, h, *order, in);
+        claim_with(rec, h, *order, in, run);
         admit_early(rec, h.origin, *order);
         load = handler_load(rec);
         queued_behind = !rec.ready.empty();
@@ -142,19 +179,20 @@ bool run_held(const object_header& h, std::span<const std::byte> args, const inc
         lb.finished(held.load);
         lb.started(load);
     }
-    run_direct(*handler, h, order, args, in, load);
+    run_direct(*handler, h, order, args, in, load, run);
     return true;
 }
 
 } // namespace
 
-bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in) {
+bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in,
+             object_run_reader* run) {
     if (held.rec) {
-        if (run_held(h, args, in))
+        if (run_held(h, args, in, run))
             return true;
         release_held();
     }
-    if (h.op != object_op::user || !may_run_here(in.more_in_batch()))
+    if (h.op != object_op::user || !may_run_here(in.more_in_batch() || (run && run->left())))
         return false;
     const auto* handler = find_object_handler(h.handler);
     if (!handler)
@@ -179,7 +217,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         ++rec->started;
         ++order->next;
         if (handler->run)
-            held.claimed = claim_ahead(*rec, h, *order, in);
+            claim_with(*rec, h, *order, in, run);
         admit_early(*rec, h.origin, *order);
         queued_behind = !rec->ready.empty();
     }
@@ -189,7 +227,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
     current_balancer().started(load);
     if (handler->run) {
         held.rec = std::move(rec);
-        run_direct(*handler, h, order, args, in, load);
+        run_direct(*handler, h, order, args, in, load, run);
         return true;
     }
     layer().direct_runs.fetch_add(1, std::memory_order_relaxed);

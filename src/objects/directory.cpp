@@ -1,5 +1,8 @@
 #include "objects/directory.hpp"
 
+#include <algorithm>
+#include <cassert>
+
 #include "prema/transport/rank.hpp"
 #include "transport/transport_state.hpp"
 
@@ -50,7 +53,20 @@ record_ptr directory::local_record(object_id id) {
     return rec;
 }
 
-directory::send_slot directory::next_send(object_id id) {
+thread_local directory::send_block directory::block_;
+
+std::optional<directory::send_slot> directory::next_from_block(object_id id) noexcept {
+    auto& b = block_;
+    // An epoch or an erasure since the block was taken: the shard's entry has the word.
+    if (b.next == b.end || b.id != id || b.erasures != erasures_.load(std::memory_order_relaxed) ||
+        b.epoch != current_epoch() || b.entry_next->load(std::memory_order_acquire) != b.end)
+        return std::nullopt;
+    auto slot = b.where;
+    slot.seq = b.next++;
+    return slot;
+}
+
+directory::send_slot directory::next_send(object_id id, bool ahead) {
     // A thread that numbers message after message to one object skips the hash lookup: it keeps
     // the entry it used last while no entry of any directory was erased since.
     struct last_use {
@@ -59,25 +75,60 @@ directory::send_slot directory::next_send(object_id id) {
         entry* e = nullptr;
     };
     thread_local last_use last;
+    auto& b = block_;
+    assert(b.next == b.end); // close_block first
     auto& s = shard_of(id);
     std::lock_guard lock(s.mutex);
     // Read under the lock: the epochs the messages of one pair are numbered in never go back.
     const auto epoch = current_epoch();
     // Read under the shard's lock too: an erasure counts itself before it takes the lock.
     const auto erasures = erasures_.load(std::memory_order_relaxed);
-    if (last.erasures != erasures || last.id != id)
+    const bool streak = last.erasures == erasures && last.id == id;
+    if (!streak)
         last = {erasures, id, &at(s, id, epoch)};
     auto& e = *last.e;
     // Every message numbered two epochs ago or earlier has been admitted by now (the design
     // note's fact D): a new stream cannot overtake the old one.
     if (e.last_send == never || epoch >= e.last_send + 2) {
         e.stream = epoch;
-        e.next_seq = 0;
+        e.next_seq.store(0, std::memory_order_relaxed);
     }
     e.last_send = epoch;
     const auto& w = e.where;
-    return {e.next_seq++, e.stream, w.rank, w.moves,
-            w.local || w.destroyed || w.rank < 0 || w.rank >= ranks()};
+    const send_slot slot{e.next_seq.load(std::memory_order_relaxed), e.stream, w.rank, w.moves,
+                         w.local || w.destroyed || w.rank < 0 || w.rank >= ranks()};
+    // The second message of a streak takes a block of 2, the next one of 4...
+    const std::uint64_t size =
+        ahead && streak && b.id == id && b.size > 0 ? std::min(2 * b.size, max_block) : 1;
+    e.next_seq.store(slot.seq + size, std::memory_order_release);
+    if (size == 1) { // no numbers ahead: the streak alone is noted (fewer stores per message)
+        b.id = id;
+        b.size = 1;
+    } else {
+        b = {erasures, id, epoch, slot.seq + 1, slot.seq + size, size, slot, &e.next_seq};
+    }
+    return slot;
+}
+
+std::optional<directory::unused_numbers> directory::close_block() {
+    auto& b = block_;
+    if (b.next == b.end)
+        return std::nullopt;
+    auto unused = unused_numbers{b.id, b.where, b.end - b.next};
+    unused.first.seq = b.next;
+    b.end = b.next;
+    auto& s = shard_of(b.id);
+    std::lock_guard lock(s.mutex);
+    if (b.erasures == erasures_.load(std::memory_order_relaxed)) {
+        auto it = s.map.find(b.id);
+        if (it != s.map.end() && it->second.stream == unused.first.stream &&
+            it->second.next_seq.load(std::memory_order_relaxed) ==
+                unused.first.seq + unused.count) {
+            it->second.next_seq.store(unused.first.seq, std::memory_order_relaxed);
+            return std::nullopt;
+        }
+    }
+    return unused;
 }
 
 void directory::set_local(object_id id, int here, record_ptr r, std::uint64_t moves) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "coro/light_mutex.hpp"
@@ -58,7 +59,33 @@ class directory {
         std::uint64_t moves; // of the object when it reached `rank`
         bool routed_here;    // the object lives here, was destroyed, or the guess names no rank
     };
-    send_slot next_send(object_id id);
+    // With `ahead` (a worker thread, which calls close_block after each item), a thread that
+    // sends message after message to one object takes their numbers in blocks, doubling up to
+    // max_block: its next messages to the object take the block's numbers without the shard's
+    // lock, whose locked instruction was a third of a flood's sending time (2026-11-29), and
+    // with the block's `where`, which may grow stale as any belief in flight does (routing
+    // forwards). A block serves while its thread's item runs, in one epoch (no quiescence can
+    // be decided meanwhile, so the entry stays), and while nobody else numbered a message to
+    // the object after it; call close_block first if this returns nothing.
+    std::optional<send_slot> next_from_block(object_id id) noexcept;
+    send_slot next_send(object_id id, bool ahead);
+    static constexpr std::uint64_t max_block = 64;
+
+    // The numbers of the calling thread's block that it did not use: given back if nobody
+    // numbered a message to the object since the block was taken, else returned, as the slot
+    // of the first and their count, for the caller to skip (object_op::skip). None: nothing
+    // to skip.
+    struct unused_numbers {
+        object_id id;
+        send_slot first;
+        std::uint64_t count;
+    };
+    std::optional<unused_numbers> close_block();
+    // Whether the calling thread has numbers left in a block (close_block has work).
+    static bool block_open() noexcept { return block_.next != block_.end; }
+    // The calling thread's streak ends (its item did): its next block is of one number, so
+    // that a thread sending one message per item to an object never takes numbers ahead.
+    static void end_streak() noexcept { block_.size = 0; }
 
     void set_local(object_id id, int here, record_ptr r, std::uint64_t moves);
     void set_remote(object_id id, int rank, std::uint64_t moves);
@@ -82,11 +109,27 @@ class directory {
     static constexpr std::uint64_t never = ~std::uint64_t(0);
     struct entry {
         location where;
-        std::uint64_t next_seq = 0;
+        // Written under the shard's lock; read without it by the thread whose block ends here
+        // (next_from_block), to see whether anyone numbered a message after its block.
+        std::atomic<std::uint64_t> next_seq{0};
         std::uint64_t stream = 0;        // the epoch at which next_seq last started from 0
         std::uint64_t last_send = never; // epoch of this rank's last message to the object
         std::uint64_t changed = 0;       // epoch at which `where` last changed
     };
+    // The calling thread's block (see next_from_block): numbers [next, end) of its stream.
+    struct send_block {
+        std::uint64_t erasures = ~std::uint64_t(0);
+        object_id id;
+        std::uint64_t epoch = 0;
+        std::uint64_t next = 0, end = 0;
+        std::uint64_t size = 0; // how many numbers it took
+        send_slot where{};      // seq unused
+        // The entry's next_seq: while it is still `end`, nobody has numbered a message to the
+        // object since, so none that the block's next message might follow (a thread may send
+        // after another one's message by waiting for it, without ending its item).
+        const std::atomic<std::uint64_t>* entry_next = nullptr;
+    };
+    static thread_local send_block block_;
     struct alignas(64) shard {
         light_mutex mutex;
         std::unordered_map<object_id, entry> map;

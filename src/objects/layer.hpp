@@ -18,6 +18,10 @@
 #include "objects/object_record.hpp"
 #include "transport/transport_state.hpp"
 
+namespace prema::detail {
+class object_run_reader; // wire_decode.hpp
+}
+
 namespace prema::detail::objects {
 
 struct layer_state {
@@ -25,6 +29,7 @@ struct layer_state {
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
     std::atomic<std::uint64_t> direct_runs{0};
+    std::atomic<std::uint64_t> run_messages{0};   // received in runs (runs.cpp), counted per run
     std::atomic<std::uint64_t> shipped_orders{0}; // ordering entries that migrations carried
     // Messages that know of a newer move than this rank does: they wait here until an install
     // or a directory update brings this rank's knowledge up to theirs.
@@ -73,6 +78,14 @@ void accept(const record_ptr& rec, object_entry e);
 // The order of `h`'s origin at `rec` (locked) once `h` has arrived: a message of a newer stream
 // starts it again from 0 (its older streams have all arrived, see next_send).
 origin_order& order_of(object_record& rec, const object_header& h);
+// How many of its origin's numbers a message holds: a skip's count (at least one), else one.
+inline std::uint64_t numbers_held(const object_header& h) {
+    return h.op == object_op::skip && h.handler > 1 ? h.handler : 1;
+}
+// Cancelled requests and skips are dropped on admission, once their numbers are passed.
+inline bool holds_place_only(const object_header& h) {
+    return h.op == object_op::cancelled || h.op == object_op::skip;
+}
 inline bool next_in_order(const origin_order& o, const object_header& h) {
     return h.stream == o.stream && h.seq == o.next;
 }
@@ -91,8 +104,10 @@ void admit_early(object_record& rec, std::int32_t origin, origin_order& order);
 void note_forwarded(const object_header& h, const object_record& rec);
 
 // direct.cpp: runs an object message at once on this worker if it may (see there); false,
-// having done nothing, otherwise.
-bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in);
+// having done nothing, otherwise. `run`: the rest of the run the message came in (null if
+// none), whose next messages it may run with it, taking them from `run`.
+bool run_now(const object_header& h, std::span<const std::byte> args, const incoming& in,
+             object_run_reader* run);
 // Gives back the access run_now may keep for the next object message of a batch: called when
 // a message ends without reaching run_now's end (an exception).
 void end_direct_run();

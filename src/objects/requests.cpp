@@ -36,6 +36,7 @@ std::string request_name(const object_target& t) {
         return fmt::format("{} access to {} (prema::acquire)", mode_name(t.mode),
                            describe(t.object));
     case object_op::cancelled:
+    case object_op::skip:
         break;
     }
     return "an unknown request to " + describe(t.object);

@@ -14,7 +14,7 @@ namespace prema::detail {
 namespace objects {
 
 void fail(const object_entry& e, const std::string& why) {
-    if (e.header.op == object_op::cancelled) // nobody waits for it
+    if (e.header.op == object_op::cancelled || e.header.op == object_op::skip) // nobody waits
         return;
     if (e.token)
         reply_error(e.header.origin, e.token, "the object layer",
@@ -130,9 +130,23 @@ std::vector<object_entry> take_arrivals(object_id id) {
 
 namespace {
 
+// Each message of a run (see runs.cpp) as if it had come on its own: the rest of the run is
+// what follows it in its batch.
+void deliver_run(const incoming& in) {
+    object_run_reader run(in.payload, in.more + 1);
+    layer().run_messages.fetch_add(in.more + 1, std::memory_order_relaxed);
+    object_header h;
+    std::span<const std::byte> args;
+    while (run.next(h, args))
+        if (!run_now(h, args, in, &run))
+            route(object_entry{h, 0, byte_vector(args.begin(), args.end()), {}}, in.source);
+}
+
 void deliver(const incoming& in) {
+    if (in.more)
+        return deliver_run(in);
     auto v = view_object_message(in.payload);
-    if (run_now(v.header, v.args, in))
+    if (run_now(v.header, v.args, in, nullptr))
         return;
     object_entry e{v.header, in.token, byte_vector(v.args.begin(), v.args.end()), {}};
     if (in.bulk)
@@ -180,8 +194,26 @@ void on_update(const incoming& in) {
 }
 
 const std::uint64_t message_handler =
-    register_handler("prema::object_message", &on_message, &receive_object_bulk);
+    register_handler("prema::object_message", &on_message, &receive_object_bulk, true);
 const std::uint64_t update_handler = register_handler("prema::object_update", &on_update);
+
+// What the calling thread's block of numbers left (directory::close_block): given back, or
+// skipped by a message that holds their place.
+void close_block() noexcept {
+    auto unused = layer().dir.close_block();
+    if (!unused)
+        return;
+    const auto& at = unused->first;
+    const object_header header{unused->id, at.seq,          unused->count, rank(),
+                               0,          object_op::skip, at.moves,      at.stream};
+    try {
+        post_new(at.routed_here ? rank() : at.rank, message_handler, 0,
+                 [&](byte_writer& w) { w.write(&header, sizeof header); });
+    } catch (const std::exception& e) {
+        report_error(fmt::format("the place of {} unused numbers to {} could not be kept: {}",
+                                 unused->count, describe(header.id), e.what()));
+    }
+}
 
 } // namespace
 
@@ -209,6 +241,10 @@ std::uint64_t forward_count() noexcept {
     return layer().forwards.load();
 }
 
+std::uint64_t run_message_count() noexcept {
+    return layer().run_messages.load(std::memory_order_relaxed);
+}
+
 void begin_object_message(byte_writer& w) {
     static constexpr std::byte room[sizeof(object_header)] = {};
     w.write(room, sizeof room);
@@ -217,11 +253,24 @@ void begin_object_message(byte_writer& w) {
 object_send_slot next_object_message(object_id id, object_op op, std::uint64_t handler) {
     if (id.null())
         throw usage_error("message to a null mobile_ptr");
-    auto slot = layer().dir.next_send(id);
+    auto& dir = layer().dir;
+    auto slot = dir.next_from_block(id);
+    if (!slot) {
+        if (directory::block_open())
+            close_block();
+        // Workers only: the runtime closes their blocks after each item.
+        slot = dir.next_send(id, tls_outbox != nullptr);
+    }
     const int here = rank();
     // Errors (destroyed, dangling) are found by routing, so such messages go through here.
-    return {{id, slot.seq, handler, here, 0, op, slot.moves, slot.stream},
-            slot.routed_here ? here : slot.rank};
+    return {{id, slot->seq, handler, here, 0, op, slot->moves, slot->stream},
+            slot->routed_here ? here : slot->rank};
+}
+
+void close_send_block() noexcept {
+    directory::end_streak();
+    if (directory::block_open())
+        close_block();
 }
 
 void post_cancelled(const object_send_slot& slot) noexcept {

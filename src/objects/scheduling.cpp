@@ -153,6 +153,7 @@ void schedule(const record_ptr& rec) {
             case object_op::user:
                 break;
             case object_op::cancelled: // dropped on admission, never queued
+            case object_op::skip:
                 continue;
             }
             grant(*rec, mode);

@@ -2,7 +2,9 @@
 // fuzzer and the unit tests call them directly.
 #include "objects/wire_decode.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -44,6 +46,57 @@ object_message_view view_object_message(std::span<const std::byte> payload) {
     r.read(&v.header, sizeof v.header);
     v.args = r.rest();
     return v;
+}
+
+object_run_reader::object_run_reader(std::span<const std::byte> payload, std::uint32_t count)
+    : left_(count) {
+    if (payload.size() < sizeof first_)
+        throw wire_error(
+            fmt::format("object run: {} bytes, shorter than its header", payload.size()));
+    std::memcpy(&first_, payload.data(), sizeof first_);
+    if (first_.op != object_op::user || first_.hops != 0)
+        throw wire_error("object run: its header is not a first-hand user message");
+    rest_ = payload.subspan(sizeof first_);
+    // Every entry checked before any message runs, as a batch is.
+    auto entries = rest_;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        object_run_entry e;
+        if (entries.size() < sizeof e)
+            throw wire_error(
+                fmt::format("object run: message {} of {} starts past the end", i, count));
+        std::memcpy(&e, entries.data(), sizeof e);
+        entries = entries.subspan(sizeof e);
+        const std::size_t padded = i + 1 < count ? batch_padded(e.bytes) : e.bytes;
+        if (padded > entries.size())
+            throw wire_error(fmt::format("object run: message {} of {} says {} bytes, {} left", i,
+                                         count, e.bytes, entries.size()));
+        entries = entries.subspan(padded);
+    }
+    if (!entries.empty())
+        throw wire_error(
+            fmt::format("object run: {} bytes after its {} messages", entries.size(), count));
+}
+
+bool object_run_reader::next(object_header& h, std::span<const std::byte>& args) noexcept {
+    if (left_ == 0)
+        return false;
+    object_run_entry e;
+    std::memcpy(&e, rest_.data(), sizeof e);
+    h = first_;
+    h.seq += read_;
+    h.handler = e.handler;
+    args = rest_.subspan(sizeof e, e.bytes);
+    rest_ = rest_.subspan(std::min(rest_.size(), sizeof e + batch_padded(e.bytes)));
+    ++read_;
+    --left_;
+    return true;
+}
+
+bool object_run_reader::peek(std::uint64_t& handler) const noexcept {
+    if (left_ == 0)
+        return false;
+    std::memcpy(&handler, rest_.data(), sizeof handler);
+    return true;
 }
 
 object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token) {

@@ -16,6 +16,33 @@ struct object_message_view {
     std::span<const std::byte> args;
 };
 object_message_view view_object_message(std::span<const std::byte> payload);
+
+// A run of object messages (an item with batch_item::more > 0, written by objects/runs.cpp):
+// the first message's header, then per message an object_run_entry and its arguments, padded
+// to 8 bytes but for the last. The messages are for one object from one origin, numbered from
+// the header's seq on; the entry names each one's handler.
+struct object_run_entry {
+    std::uint64_t handler;
+    std::uint32_t bytes;
+    std::uint32_t reserved;
+};
+static_assert(sizeof(object_run_entry) == 16);
+
+class object_run_reader {
+  public:
+    // Throws wire_error unless `payload` is a run of exactly `count` messages.
+    object_run_reader(std::span<const std::byte> payload, std::uint32_t count);
+    // The next message: its header and arguments; false after the last.
+    bool next(object_header& h, std::span<const std::byte>& args) noexcept;
+    // The handler of the next message; false after the last.
+    bool peek(std::uint64_t& handler) const noexcept;
+    std::uint32_t left() const noexcept { return left_; }
+
+  private:
+    object_header first_;
+    std::span<const std::byte> rest_; // the entries not read yet
+    std::uint32_t read_ = 0, left_ = 0;
+};
 object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token);
 
 // A migration payload. `record->object` is a new object of `record->type` that the caller owns

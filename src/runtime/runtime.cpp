@@ -308,17 +308,22 @@ runtime::runtime(MPI_Comm comm, config cfg) {
             st.batches.push_back(std::make_unique<detail::batch_set>(st.pool, *st.engine, st.size,
                                                                      st.rank, batch_bytes));
         st.aggregate_ticks = std::uint64_t(double(st.cfg.aggregate_us) * detail::ticks_per_us());
-        st.workers->set_item_hook(
-            [](void* context, int worker, bool idle) {
-                auto& b =
-                    *static_cast<detail::runtime_state*>(context)->batches[std::size_t(worker)];
-                if (idle)
-                    b.flush_all();
-                else
-                    b.flush_if_requested();
-            },
-            &st);
     }
+    // After each item and on each idle round: the numbers a worker took ahead for its messages
+    // to an object go back (or are skipped) before its batches leave with what it sent.
+    st.workers->set_item_hook(
+        [](void* context, int worker, bool idle) {
+            detail::close_send_block();
+            auto& batches = static_cast<detail::runtime_state*>(context)->batches;
+            if (batches.empty())
+                return;
+            auto& b = *batches[std::size_t(worker)];
+            if (idle)
+                b.flush_all();
+            else
+                b.flush_if_requested();
+        },
+        &st);
     for (int i = 0; i < st.cfg.workers; ++i)
         st.outboxes.push_back(detail::worker_outbox{
             .lanes = st.batches.empty() ? nullptr : st.batches[std::size_t(i)]->lanes(),

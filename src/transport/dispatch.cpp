@@ -62,7 +62,15 @@ void run_batch(const wire_header& h, std::span<const std::byte> payload) {
             e = find_handler(item.handler);
             looked_up = item.handler;
         }
-        run_one(e, item.handler, incoming{h.source, item.token, args, nullptr, &items, !noting});
+        if (item.more > 0 && e && !e->takes_runs) [[unlikely]] {
+            report_error(wire_error(fmt::format("handler {} takes no runs, and rank {} sent it "
+                                                "{} messages in one batch item",
+                                                e->name, h.source, std::uint64_t(item.more) + 1))
+                             .what());
+            continue;
+        }
+        run_one(e, item.handler,
+                incoming{h.source, item.token, args, nullptr, &items, !noting, item.more});
     }
 }
 

@@ -29,10 +29,11 @@ std::uint64_t stable_hash(std::string_view s) noexcept {
     return h;
 }
 
-std::uint64_t register_handler(const char* key, invoker_fn invoke, bulk_receiver_fn receive_bulk) {
+std::uint64_t register_handler(const char* key, invoker_fn invoke, bulk_receiver_fn receive_bulk,
+                               bool takes_runs) {
     std::uint64_t id = stable_hash(key);
     auto [it, inserted] =
-        table().try_emplace(id, handler_entry{id, demangle(key), invoke, receive_bulk});
+        table().try_emplace(id, handler_entry{id, demangle(key), invoke, receive_bulk, takes_runs});
     if (!inserted && it->second.invoke != invoke) {
         std::fprintf(stderr, "prema: handlers %s and %s hash to the same id %#llx; rename one\n",
                      it->second.name.c_str(), demangle(key).c_str(),

@@ -68,21 +68,29 @@ std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count
     batch_prefix prefix;
     std::memcpy(&prefix, payload.data(), sizeof prefix);
     std::size_t at = sizeof prefix;
-    for (std::uint32_t i = 0; i < prefix.count; ++i) {
+    // Messages walked so far: each item's own and its run's (batch_item::more).
+    std::uint64_t messages = 0;
+    for (std::uint32_t i = 0; at < payload.size(); ++i) {
         if (payload.size() - at < sizeof(batch_item))
-            return fmt::format("truncated batch: item {} of {} starts past the end", i,
-                               prefix.count);
+            return fmt::format("truncated batch: item {} starts past the end", i);
         batch_item item;
         std::memcpy(&item, payload.data() + at, sizeof item);
         at += sizeof item;
         if (item.payload_bytes > payload.size() - at)
-            return fmt::format("garbled batch: item {} of {} says {} bytes, {} left", i,
-                               prefix.count, item.payload_bytes, payload.size() - at);
+            return fmt::format("garbled batch: item {} says {} bytes, {} left", i,
+                               item.payload_bytes, payload.size() - at);
+        if (item.more > 0 && item.token != 0)
+            return fmt::format("garbled batch: item {} is a run of {} messages with a token", i,
+                               std::uint64_t(item.more) + 1);
         at += std::min(batch_padded(item.payload_bytes), payload.size() - at);
+        messages += std::uint64_t(item.more) + 1;
+        if (messages > prefix.count)
+            return fmt::format("garbled batch: more than the {} messages its prefix says",
+                               prefix.count);
     }
-    if (at != payload.size())
-        return fmt::format("garbled batch: {} items end at byte {} of {}", prefix.count, at,
-                           payload.size());
+    if (messages < prefix.count)
+        return fmt::format("truncated batch: it ends after {} of its {} messages", messages,
+                           prefix.count);
     count = prefix.count;
     return {};
 }

@@ -37,7 +37,8 @@ bool payload_follows(const wire_header& h, int byte_count, int source, int max_t
 std::uint32_t counted_by_sender(const wire_header& h, int byte_count);
 
 // Why the payload of a batch (flag_batch) must be rejected, or empty when every item lies
-// within it; `count` gets the number of messages it holds.
+// within it and its items and runs hold the messages its prefix counts; `count` gets that
+// number.
 std::string check_batch(std::span<const std::byte> payload, std::uint32_t& count);
 
 // A broadcast relay: [root, inner handler id, inner payload]. Throws wire_error when short or

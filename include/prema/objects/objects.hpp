@@ -36,8 +36,9 @@ namespace prema {
 namespace detail {
 
 // cancelled: a request refused at its call (see object_request); it keeps its sender's
-// sequence number and is dropped on admission.
-enum class object_op : std::uint16_t { user, migrate, destroy, acquire, cancelled };
+// sequence number and is dropped on admission. skip: numbers a sender took ahead and did not
+// use (close_send_block), `handler` of them from `seq` on; dropped on admission too.
+enum class object_op : std::uint16_t { user, migrate, destroy, acquire, cancelled, skip };
 
 // In front of every object message's arguments.
 struct object_header {
@@ -80,6 +81,8 @@ object_id self_id(const void* object, std::uint64_t type_id, const char* type_na
 int where(object_id id);
 std::uint64_t forward_count() noexcept;
 std::uint64_t direct_run_count() noexcept;
+// The object messages this rank received in runs (objects/runs.cpp).
+std::uint64_t run_message_count() noexcept;
 
 // This rank's directory: its entries, the objects living here among them, and the ordering
 // entries (one per origin) that migrations from here have carried so far.
@@ -107,6 +110,34 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
 // Posts a message that holds `slot`'s place in the order and does nothing: for a message that
 // took its sequence number and then failed to go.
 void post_cancelled(const object_send_slot& slot) noexcept;
+// Gives back the numbers the calling worker took ahead for its messages to one object and did
+// not use (objects/directory.hpp, next_from_block), or posts the skip that holds their place:
+// the runtime calls it after each of a worker's items and on its idle rounds.
+void close_send_block() noexcept;
+
+// Runs (src/objects/runs.cpp): a message to the object that the last item of the worker's
+// open batch to its rank is a message to, from this rank, numbered right after it, joins that
+// item instead of taking an item and a header of its own. Where its `bytes` of arguments go,
+// or null when it cannot join.
+struct object_run_place {
+    std::byte* args = nullptr;
+    batch_lane* lane = nullptr;
+    std::uint32_t more = 0; // the messages after the first that the item carries already
+};
+object_run_place object_run_room(const object_send_slot& slot, std::size_t bytes) noexcept;
+// The arguments written at `place.args`, `bytes` of them, join the run.
+void join_object_run(const object_run_place& place, const object_send_slot& slot,
+                     std::size_t bytes);
+
+// The bytes of handler H's arguments if each travels as its raw bytes (their size is known
+// before they are written), else not_bitwise.
+inline constexpr std::size_t not_bitwise = ~std::size_t(0);
+template <class... P> constexpr std::size_t bitwise_bytes(type_list<P...>) noexcept {
+    if constexpr ((is_bitwise<P> && ...))
+        return (std::size_t(0) + ... + sizeof(P));
+    else
+        return not_bitwise;
+}
 
 // The sequence number first, then the message straight where it goes (an open batch, usually).
 // One that fails to go (its arguments too large, say) leaves a cancelled one in its place, or
@@ -114,6 +145,14 @@ void post_cancelled(const object_send_slot& slot) noexcept;
 template <class H, class... A> void post_object_message(object_id id, A&&... args) {
     auto slot = next_object_message(id, object_op::user, object_handler_id<H>::value);
     try {
+        constexpr std::size_t bytes = bitwise_bytes(typename object_traits<H>::args{});
+        if constexpr (bytes != not_bitwise) {
+            if (auto place = object_run_room(slot, bytes); place.args) {
+                byte_writer w(place.args, bytes);
+                write_object_args<H>(w, std::forward<A>(args)...);
+                return join_object_run(place, slot, bytes);
+            }
+        }
         post_new(slot.dest, object_message_id(), 0, [&](byte_writer& w) {
             w.write(&slot.header, sizeof slot.header);
             write_object_args<H>(w, std::forward<A>(args)...);

@@ -63,6 +63,9 @@ struct incoming {
     // False while each message must pass the transport on its own (--prema-stats and
     // --prema-trace note every message as it runs).
     bool may_take = false;
+    // The messages after the first that `payload` carries (batch_item::more): nonzero only for
+    // a handler registered as taking runs, which decodes them.
+    std::uint32_t more = 0;
 
     std::span<const std::byte> rest_of_batch() const noexcept {
         return rest ? rest->rest() : std::span<const std::byte>{};
@@ -93,11 +96,12 @@ struct handler_entry {
     std::string name; // demangled, for error messages
     invoker_fn invoke;
     bulk_receiver_fn receive_bulk;
+    bool takes_runs; // its batch items may carry runs (batch_item::more)
 };
 
 // Registers before main(); `key` is stable across ranks of one binary. Returns the id.
 std::uint64_t register_handler(const char* key, invoker_fn invoke,
-                               bulk_receiver_fn receive_bulk = nullptr);
+                               bulk_receiver_fn receive_bulk = nullptr, bool takes_runs = false);
 const handler_entry* find_handler(std::uint64_t id) noexcept;
 const std::string& handler_name(std::uint64_t id) noexcept;
 

@@ -6,7 +6,7 @@
 /// payload is one vector argument (see bulk.hpp) and the other arguments travel inline after the
 /// header, in the same MPI message. A batch (flag_batch) is one such
 /// message whose payload packs many small messages to the same rank: a batch_prefix, then per
-/// message a batch_item and its payload, padded to 8 bytes.
+/// message (or run of messages, see batch_item) a batch_item and its payload, padded to 8 bytes.
 #pragma once
 
 #include <algorithm>
@@ -46,17 +46,20 @@ static_assert(sizeof(wire_header) == 40);
 
 // The start of a batch's payload.
 struct batch_prefix {
-    std::uint32_t count; // messages in the batch
+    std::uint32_t count; // messages in the batch: its items and the runs' further messages
     std::uint32_t reserved;
 };
 static_assert(sizeof(batch_prefix) == 8);
 
 // In front of each message of a batch; its payload follows, padded to a multiple of 8 bytes.
+// An item may carry a run: `more` messages after the first, for one handler registered as
+// taking runs (register_handler), which alone knows their layout in the payload; a run has
+// no token. Consecutive messages to one mobile object travel so, without a header each.
 struct batch_item {
     std::uint64_t handler;
     std::uint64_t token;
     std::uint32_t payload_bytes;
-    std::uint32_t reserved;
+    std::uint32_t more;
 };
 static_assert(sizeof(batch_item) == 24);
 

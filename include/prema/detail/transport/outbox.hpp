@@ -19,7 +19,8 @@ struct batch_lane {
     message* msg = nullptr;   // nullptr: no open batch
     std::size_t used = 0;     // payload bytes, prefix included
     std::size_t capacity = 0; // payload bytes its buffer holds now (it grows up to the batch size)
-    std::uint32_t count = 0;
+    std::size_t last = 0;     // where the last item starts, while count > 0
+    std::uint32_t count = 0;  // messages: the items and their runs' further messages
 };
 
 // A worker's lanes are made in chunks of this many destination ranks, at its first batch to one
@@ -139,14 +140,15 @@ inline void append_item(batch_lane& lane, std::uint64_t handler, std::uint64_t t
     // the cache.
     std::byte* at = lane.msg->inline_data() + lane.used;
     static_assert(offsetof(batch_item, token) == 8 && offsetof(batch_item, payload_bytes) == 16 &&
-                  offsetof(batch_item, reserved) == 20);
-    // payload_bytes, then reserved (0), as one word
+                  offsetof(batch_item, more) == 20);
+    // payload_bytes, then more (0), as one word
     const std::uint64_t tail = std::endian::native == std::endian::little
                                    ? std::uint64_t(std::uint32_t(bytes))
                                    : std::uint64_t(std::uint32_t(bytes)) << 32;
     std::memcpy(at, &handler, sizeof handler);
     std::memcpy(at + 8, &token, sizeof token);
     std::memcpy(at + 16, &tail, sizeof tail);
+    lane.last = lane.used;
     lane.used += sizeof(batch_item) + batch_padded(bytes);
     ++lane.count;
 }
@@ -157,6 +159,40 @@ inline void join_lane(batch_lane& lane, int dest, std::uint64_t handler, std::ui
     if (tls_outbox->observing || bytes >= prompt_bytes ||
         lane.capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
         batch_committed(dest, handler, bytes);
+}
+
+// Runs (batch_item::more), for a handler registered as taking them. The payload of `lane`'s
+// last item if that item is a message to `handler` without a token, which the handler's own
+// sender may grow into a run in place and past its end (lane_room: up to the buffer's end);
+// empty otherwise. `more`: the messages after the first that it carries already.
+inline std::span<std::byte> last_item_payload(const batch_lane& lane, std::uint64_t handler,
+                                              std::uint32_t& more) noexcept {
+    if (lane.count == 0)
+        return {};
+    std::byte* at = lane.msg->inline_data() + lane.last;
+    batch_item item;
+    std::memcpy(&item, at, sizeof item);
+    if (item.handler != handler || item.token != 0)
+        return {};
+    more = item.more;
+    return {at + sizeof item, item.payload_bytes};
+}
+// The last item (see last_item_payload) now has `bytes` of payload and carries one more
+// message, of `message_bytes`: the batch leaves or grows as after join_lane.
+inline void grow_last_item(batch_lane& lane, int dest, std::uint64_t handler, std::size_t bytes,
+                           std::size_t message_bytes) {
+    std::byte* at = lane.msg->inline_data() + lane.last;
+    const auto payload_bytes = std::uint32_t(bytes);
+    std::uint32_t more = 0;
+    std::memcpy(&more, at + offsetof(batch_item, more), sizeof more);
+    ++more;
+    std::memcpy(at + offsetof(batch_item, payload_bytes), &payload_bytes, sizeof payload_bytes);
+    std::memcpy(at + offsetof(batch_item, more), &more, sizeof more);
+    lane.used = lane.last + sizeof(batch_item) + batch_padded(bytes);
+    ++lane.count;
+    if (message_bytes >= prompt_bytes ||
+        lane.capacity < lane.used + sizeof(batch_item) + batch_min_room) [[unlikely]]
+        batch_committed(dest, handler, message_bytes);
 }
 
 // Fills a fresh message through `write(byte_writer&)` and posts it. Counted messages from a
