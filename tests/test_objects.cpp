@@ -189,8 +189,8 @@ TEST_CASE("messages to an idle object run on the worker that received them, in o
         int direct = int(prema::detail::direct_run_count() - direct_before);
         CHECK(all_ranks_sum(direct) > 0);
         // The flood's messages follow one another in their batches: they travel as runs (not
-        // with dedicated progress, whose entry runs on the calling thread, which sends each
-        // message on its own).
+        // with dedicated progress on this machine's shared cores, where the task resumes after
+        // its call on the progress thread, which sends each message on its own).
         int in_runs = int(prema::detail::run_message_count() - runs_before);
         if (progress == prema::progress_mode::inline_)
             CHECK(all_ranks_sum(in_runs) > floods);
