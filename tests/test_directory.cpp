@@ -226,14 +226,17 @@ TEST_CASE("a streak of messages to one object numbers in blocks; the numbers lef
     CHECK(rt.run([&]() -> prema::task<> {
         directory d;
         const prema::object_id x{prema::rank(), 0, 1'000'001}, y{prema::rank(), 0, 1'000'002};
+        std::uint64_t seq = 0;
         CHECK(d.next_send(x, true).seq == 0); // a block of 1
-        CHECK_FALSE(d.next_from_block(x));
+        CHECK_FALSE(d.next_from_block(x, seq));
         CHECK(d.next_send(x, true).seq == 1); // a block of 2
-        CHECK(d.next_from_block(x)->seq == 2);
-        CHECK_FALSE(d.next_from_block(x));
+        CHECK(d.next_from_block(x, seq));
+        CHECK(seq == 2);
+        CHECK_FALSE(d.next_from_block(x, seq));
         CHECK(d.next_send(x, true).seq == 3); // a block of 4: 3 to 6
-        CHECK(d.next_from_block(x)->seq == 4);
-        CHECK_FALSE(d.next_from_block(y));
+        CHECK(d.next_from_block(x, seq));
+        CHECK(seq == 4);
+        CHECK_FALSE(d.next_from_block(y, seq));
         CHECK_FALSE(d.close_block()); // 5 and 6 go back: nobody numbered after them
         CHECK_FALSE(directory::block_open());
         CHECK(d.next_send(x, true).seq == 5); // the streak goes on: 5 to 12
@@ -241,7 +244,7 @@ TEST_CASE("a streak of messages to one object numbers in blocks; the numbers lef
         std::thread([&] { other = d.next_send(x, false).seq; }).join();
         CHECK(other == 13);
         // The thread's message may have come first: the block's numbers would overtake it.
-        CHECK_FALSE(d.next_from_block(x));
+        CHECK_FALSE(d.next_from_block(x, seq));
         auto unused = d.close_block();
         REQUIRE(unused);
         CHECK(unused->id == x);

@@ -22,8 +22,11 @@
 //
 // Message rate: rank 0 sends --rate-count 16-byte messages to rank 1, which counts them. PREMA:
 // an unfenced loop of fire-and-forget co_await prema::send, timed on rank 0 from the first send
-// until quiescence, three times: to a plain function handler, to a coroutine handler and to a
-// mobile object on rank 1. The runtime aggregates the messages and applies back-pressure itself;
+// until quiescence, four times: to a plain function handler, to a coroutine handler, to a
+// mobile object on rank 1, and to 64 mobile objects on rank 1 in turn (no two messages in a row
+// to one object: what a message to one of many objects costs, without the runs that consecutive
+// messages to one object travel in). The runtime aggregates the messages and applies
+// back-pressure itself;
 // --rate-fence F adds a prema::call to rank 1 after every F sends.
 // Raw MPI: MPI_Isend in windows of --rate-window (MPI_Waitall per window, matching MPI_Irecv
 // windows on rank 1), timed on rank 0 from the first send until rank 1's acknowledgement that it
@@ -100,8 +103,8 @@ const char* usage_text =
     "\n"
     "Half round-trip time and bandwidth of raw MPI_Send/MPI_Recv against PREMA handler\n"
     "ping-pong (auto, dedicated and inline progress), and the rate of 16-byte fire-and-forget\n"
-    "messages to a function, a coroutine and a mobile object. Latencies are medians over\n"
-    "the timed round trips of each size.\n"
+    "messages to a function, a coroutine, a mobile object and 64 mobile objects in turn.\n"
+    "Latencies are medians over the timed round trips of each size.\n"
     "\n"
     "  --iters N          timed round trips per size (default 1000)\n"
     "  --warmup N         untimed round trips before each size, in each round (default 100)\n"
@@ -414,36 +417,58 @@ struct counter {
 void count_at(counter& c, sixteen) {
     sink.counted_at(++c.n);
 }
+// One of many objects: the count is the sink's, shared, as the function handler's.
+void count_in(counter& c, sixteen) {
+    ++c.n;
+    sink.count();
+}
+constexpr int scattered_objects = 64;
 
 // Runs on rank 1: how many messages it has counted (the optional --rate-fence).
 constexpr auto counted = []() { return sink.got.load(std::memory_order_relaxed); };
 
-enum class rate_kind { function, coroutine, object };
-constexpr rate_kind rate_kinds[] = {rate_kind::function, rate_kind::coroutine, rate_kind::object};
+enum class rate_kind { function, coroutine, object, objects };
+constexpr rate_kind rate_kinds[] = {rate_kind::function, rate_kind::coroutine, rate_kind::object,
+                                    rate_kind::objects};
 const char* layer_of(rate_kind k) {
-    return k == rate_kind::object ? "object" : "transport";
+    return k == rate_kind::object || k == rate_kind::objects ? "object" : "transport";
+}
+// The mobile objects the messages go to (0: a transport handler).
+int targets_of(rate_kind k) {
+    return k == rate_kind::objects ? scattered_objects : k == rate_kind::object ? 1 : 0;
 }
 const char* handler_of(rate_kind k) {
     return k == rate_kind::coroutine ? "coroutine" : "function";
 }
+// How the text names the receiver: "object function handler", "64 objects' function handler".
+std::string receiver_of(rate_kind k) {
+    return k == rate_kind::objects
+               ? std::to_string(scattered_objects) + " objects' " + handler_of(k) + " handler"
+               : std::string(layer_of(k)) + " " + handler_of(k) + " handler";
+}
 
 prema::task<> rate_entry(rate_kind kind, long count, long fence, double& seconds) {
-    prema::mobile_ptr<counter> target;
-    if (kind == rate_kind::object) {
+    std::vector<prema::mobile_ptr<counter>> targets;
+    if (targets_of(kind) > 0) {
         if (prema::rank() == 0)
-            target = co_await prema::create<counter>(1);
+            for (int i = 0; i < targets_of(kind); ++i)
+                targets.push_back(co_await prema::create<counter>(1));
         co_await prema::quiescence();
     }
     if (prema::rank() == 0) {
         auto t0 = clk::now();
+        std::size_t next = 0;
         for (long i = 0; i < count; ++i) {
             sixteen m{std::uint64_t(i), 0};
             if (kind == rate_kind::function)
                 co_await prema::send(1, count_one, m);
             else if (kind == rate_kind::coroutine)
                 co_await prema::send(1, count_one_task, m);
+            else if (kind == rate_kind::object)
+                co_await prema::send(targets[0], prema::fn<&count_at>, m);
             else
-                co_await prema::send(target, prema::fn<&count_at>, m);
+                co_await prema::send(targets[std::exchange(next, (next + 1) % targets.size())],
+                                     prema::fn<&count_in>, m);
             if (fence > 0 && (i + 1) % fence == 0)
                 co_await prema::call(1, counted);
         }
@@ -518,8 +543,8 @@ void prema_hop_and_rates(const options& o, const prema::config& cfg, prema_resul
         if (!o.rate)
             break;
         if (rank == 0)
-            std::fprintf(stderr, "[prema %s] message rate, %ld messages to a %s %s handler\n", mode,
-                         o.rate_count, layer_of(kind), handler_of(kind));
+            std::fprintf(stderr, "[prema %s] message rate, %ld messages to a %s\n", mode,
+                         o.rate_count, receiver_of(kind).c_str());
         sink.expected = o.rate_count;
         sink.got = 0;
         double seconds = 0;
@@ -735,10 +760,10 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
                              ",\n    {\"layer\": \"%s\", \"handler\": \"%s\", %s"
                              "\"rate_msgs_per_s\": %.0f, \"vs_mpi\": %.3f, "
                              "\"receiver_rate_msgs_per_s\": %.0f, \"messages\": %ld, "
-                             "\"fence\": %ld}",
+                             "\"fence\": %ld, \"objects\": %d}",
                              layer_of(x.kind), handler_of(x.kind), r.json_progress().c_str(),
                              x.rate, x.rate / mpi_rate_value, x.receiver_rate, o.rate_count,
-                             o.rate_fence);
+                             o.rate_fence, targets_of(x.kind));
     }
     std::fprintf(f, "\n  ]\n}\n");
     std::fclose(f);
@@ -888,10 +913,9 @@ int bench_main(int argc, char** argv, int rank, int size) {
                         : ", no fence");
         for (auto& r : runs)
             for (auto& x : r.rates)
-                std::printf("  %-26s %12.0f msgs/s  %6.2fx mpi  (%s %s handler; receiver %.0f "
-                            "msgs/s)\n",
+                std::printf("  %-26s %12.0f msgs/s  %6.2fx mpi  (%s; receiver %.0f msgs/s)\n",
                             ("prema " + r.label).c_str(), x.rate, x.rate / mpi_rate_value,
-                            layer_of(x.kind), handler_of(x.kind), x.receiver_rate);
+                            receiver_of(x.kind).c_str(), x.receiver_rate);
     }
     std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
                 double(rss[1]) / 1024);

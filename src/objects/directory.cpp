@@ -53,19 +53,6 @@ record_ptr directory::local_record(object_id id) {
     return rec;
 }
 
-thread_local directory::send_block directory::block_;
-
-std::optional<directory::send_slot> directory::next_from_block(object_id id) noexcept {
-    auto& b = block_;
-    // An epoch or an erasure since the block was taken: the shard's entry has the word.
-    if (b.next == b.end || b.id != id || b.erasures != erasures_.load(std::memory_order_relaxed) ||
-        b.epoch != current_epoch() || b.entry_next->load(std::memory_order_acquire) != b.end)
-        return std::nullopt;
-    auto slot = b.where;
-    slot.seq = b.next++;
-    return slot;
-}
-
 directory::send_slot directory::next_send(object_id id, bool ahead) {
     // A thread that numbers message after message to one object skips the hash lookup: it keeps
     // the entry it used last while no entry of any directory was erased since.

@@ -254,16 +254,20 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
     if (id.null())
         throw usage_error("message to a null mobile_ptr");
     auto& dir = layer().dir;
-    auto slot = dir.next_from_block(id);
+    const int here = rank();
+    std::uint64_t seq = 0;
+    const directory::send_slot* slot = dir.next_from_block(id, seq);
+    directory::send_slot numbered;
     if (!slot) {
         if (directory::block_open())
             close_block();
         // Workers only: the runtime closes their blocks after each item.
-        slot = dir.next_send(id, tls_outbox != nullptr);
+        numbered = dir.next_send(id, tls_outbox != nullptr);
+        seq = numbered.seq;
+        slot = &numbered;
     }
-    const int here = rank();
     // Errors (destroyed, dangling) are found by routing, so such messages go through here.
-    return {{id, slot->seq, handler, here, 0, op, slot->moves, slot->stream},
+    return {{id, seq, handler, here, 0, op, slot->moves, slot->stream},
             slot->routed_here ? here : slot->rank};
 }
 

@@ -40,8 +40,12 @@ for mode in ("auto", "dedicated", "inline"):
     expect("transport", mode, sizes, rounds * per_round)
     expect("object", mode, object_sizes, rounds * per_round)
     rates = [r for r in rows if r.get("progress") == mode and "rate_msgs_per_s" in r]
-    if len(rates) != 3 or not all(r["rate_msgs_per_s"] > 0 for r in rates):
-        failures.append(f"{mode}: {len(rates)} message-rate rows, expected 3 with a rate")
+    if len(rates) != 4 or not all(r["rate_msgs_per_s"] > 0 for r in rates):
+        failures.append(f"{mode}: {len(rates)} message-rate rows, expected 4 with a rate")
+    # function, coroutine, one object, 64 objects in turn
+    if sorted(r.get("objects") for r in rates) != [0, 0, 1, 64]:
+        failures.append(f"{mode}: message-rate rows for {[r.get('objects') for r in rates]} "
+                        "objects, expected 0, 0, 1 and 64")
 for mode in ("dedicated", "inline"):
     expect("handoff", mode, [8], rounds * per_round)
 
