@@ -41,9 +41,18 @@ struct held_grant {
 };
 thread_local held_grant held;
 
+// Direct runs are counted in held.runs and added to the rank's count after the worker's item
+// (flush_direct_runs): an add to the shared count per message was a locked instruction on
+// every hop. Off the workers (the progress thread runs handlers when it shares their cores)
+// nothing calls that, so they go at once.
+void note_direct_runs() {
+    if (!tls_outbox)
+        flush_direct_runs();
+}
+
 void release_held() {
     record_ptr rec = std::move(held.rec);
-    layer().direct_runs.fetch_add(std::exchange(held.runs, 0), std::memory_order_relaxed);
+    note_direct_runs();
     finish_plain(rec, held.handler->mode, held.load, held.busy);
 }
 
@@ -230,7 +239,8 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
         run_direct(*handler, h, order, args, in, load, run);
         return true;
     }
-    layer().direct_runs.fetch_add(1, std::memory_order_relaxed);
+    ++held.runs;
+    note_direct_runs();
     const object_call call{rec->object, h.origin, in.token, args, in.bulk};
     start_task(std::move(rec), *handler, call, handler->mode, load);
     return true;
@@ -239,6 +249,11 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
 void end_direct_run() {
     if (held.rec)
         release_held();
+}
+
+void flush_direct_runs() noexcept {
+    if (held.runs)
+        layer().direct_runs.fetch_add(std::exchange(held.runs, 0), std::memory_order_relaxed);
 }
 
 } // namespace prema::detail::objects

@@ -43,7 +43,12 @@ record_ptr directory::local_record(object_id id) {
         object_id id;
         record_ptr rec;
     };
-    thread_local last_look last;
+    // 64 slots by the hash's top bits (a multiplicative hash's best mixed): a worker receiving
+    // one message for each of 64 objects in turn took a shard lock and two shared_ptr counts
+    // each time with a single slot.
+    thread_local std::array<last_look, 64> looks;
+    static_assert(sizeof(std::size_t) == 8);
+    auto& last = looks[std::hash<object_id>{}(id) >> 58];
     // Read before the map: an install that the map may not show yet changes it after.
     const auto installs = installs_.load(std::memory_order_acquire);
     if (last.dir == this && last.installs == installs && last.id == id)

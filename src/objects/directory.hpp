@@ -45,9 +45,11 @@ class directory {
     location find(object_id id);
 
     // The record of `id` if it lives here, else null. Repeated looks from one thread cost no
-    // lock: the thread keeps its last answer while no record was installed and the directory
-    // was not cleared since. That answer may name a record the object has since left or that
-    // was destroyed: callers check gone_to under the record's lock, as they must anyway.
+    // lock: the thread keeps its last answers (one per slot of a small table, by id, so that
+    // messages to many objects in turn find theirs too) while no record was installed and the
+    // directory was not cleared since. An answer may name a record the object has since left
+    // or that was destroyed: callers check gone_to under the record's lock, as they must
+    // anyway.
     record_ptr local_record(object_id id);
 
     // What a message to an object needs from the directory, without a reference to the record:

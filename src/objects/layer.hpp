@@ -111,6 +111,8 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
 // Gives back the access run_now may keep for the next object message of a batch: called when
 // a message ends without reaching run_now's end (an exception).
 void end_direct_run();
+// Adds the calling worker's direct runs to layer().direct_runs (after each of its items).
+void flush_direct_runs() noexcept;
 
 // scheduling.cpp
 // Moves what may start from the front of `ready` to the load-balancing scheduler; runs the

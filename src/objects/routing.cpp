@@ -271,10 +271,11 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
             slot->routed_here ? here : slot->rank};
 }
 
-void close_send_block() noexcept {
+void after_worker_item() noexcept {
     directory::end_streak();
     if (directory::block_open())
         close_block();
+    flush_direct_runs();
 }
 
 void post_cancelled(const object_send_slot& slot) noexcept {

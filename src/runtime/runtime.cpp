@@ -313,7 +313,7 @@ runtime::runtime(MPI_Comm comm, config cfg) {
     // to an object go back (or are skipped) before its batches leave with what it sent.
     st.workers->set_item_hook(
         [](void* context, int worker, bool idle) {
-            detail::close_send_block();
+            detail::after_worker_item();
             auto& batches = static_cast<detail::runtime_state*>(context)->batches;
             if (batches.empty())
                 return;

@@ -37,7 +37,7 @@ namespace detail {
 
 // cancelled: a request refused at its call (see object_request); it keeps its sender's
 // sequence number and is dropped on admission. skip: numbers a sender took ahead and did not
-// use (close_send_block), `handler` of them from `seq` on; dropped on admission too.
+// use (after_worker_item), `handler` of them from `seq` on; dropped on admission too.
 enum class object_op : std::uint16_t { user, migrate, destroy, acquire, cancelled, skip };
 
 // In front of every object message's arguments.
@@ -110,10 +110,11 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
 // Posts a message that holds `slot`'s place in the order and does nothing: for a message that
 // took its sequence number and then failed to go.
 void post_cancelled(const object_send_slot& slot) noexcept;
-// Gives back the numbers the calling worker took ahead for its messages to one object and did
-// not use (objects/directory.hpp, next_from_block), or posts the skip that holds their place:
-// the runtime calls it after each of a worker's items and on its idle rounds.
-void close_send_block() noexcept;
+// The object layer's part after each of a worker's items and on its idle rounds (the runtime
+// calls it): gives back the numbers the worker took ahead for its messages to one object and
+// did not use (objects/directory.hpp, next_from_block), or posts the skip that holds their
+// place; adds the worker's direct runs to the rank's count (objects/direct.cpp).
+void after_worker_item() noexcept;
 
 // Runs (src/objects/runs.cpp): a message to the object that the last item of the worker's
 // open batch to its rank is a message to, from this rank, numbered right after it, joins that
