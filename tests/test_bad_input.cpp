@@ -431,6 +431,16 @@ std::vector<raw_case> raw_cases(int source, const prema::config& cfg) {
         put_at(b, sizeof g, prema::detail::batch_prefix{3, 0});
         cs.push_back({"batch of 3 whose items are missing", b,
                       "truncated batch: it ends after 0 of its 3 messages"});
+        // A run (batch_item::more) for a handler that takes none: two ints in one item.
+        g = header_for(id_int(),
+                       sizeof(prema::detail::batch_prefix) + sizeof(prema::detail::batch_item) + 8,
+                       source);
+        g.flags = flag_batch;
+        b = wire(g, std::size_t(g.payload_bytes));
+        put_at(b, sizeof g, prema::detail::batch_prefix{2, 0});
+        put_at(b, sizeof g + sizeof(prema::detail::batch_prefix),
+               prema::detail::batch_item{id_int(), 0, 8, 1});
+        cs.push_back({"run for a handler that takes none", b, "takes no runs"});
     }
     cs.push_back({"unknown handler id", wire(header_for(unknown_id, 0, source)),
                   "no handler with id 0x1234567"});

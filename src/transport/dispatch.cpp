@@ -63,10 +63,9 @@ void run_batch(const wire_header& h, std::span<const std::byte> payload) {
             looked_up = item.handler;
         }
         if (item.more > 0 && e && !e->takes_runs) [[unlikely]] {
-            report_error(wire_error(fmt::format("handler {} takes no runs, and rank {} sent it "
-                                                "{} messages in one batch item",
-                                                e->name, h.source, std::uint64_t(item.more) + 1))
-                             .what());
+            report_error(fmt::format("handler {} takes no runs, and rank {} sent it {} messages "
+                                     "in one batch item",
+                                     e->name, h.source, std::uint64_t(item.more) + 1));
             continue;
         }
         run_one(e, item.handler,
