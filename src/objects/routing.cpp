@@ -199,7 +199,7 @@ const std::uint64_t update_handler = register_handler("prema::object_update", &o
 
 // What the calling thread's block of numbers left (directory::close_block): given back, or
 // skipped by a message that holds their place.
-void close_block() noexcept {
+void skip_unused_numbers() noexcept {
     auto unused = layer().dir.close_block();
     if (!unused)
         return;
@@ -260,7 +260,7 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
     directory::send_slot numbered;
     if (!slot) {
         if (directory::block_open())
-            close_block();
+            skip_unused_numbers();
         // Workers only: the runtime closes their blocks after each item.
         numbered = dir.next_send(id, tls_outbox != nullptr);
         seq = numbered.seq;
@@ -274,7 +274,7 @@ object_send_slot next_object_message(object_id id, object_op op, std::uint64_t h
 void after_worker_item() noexcept {
     directory::end_streak();
     if (directory::block_open())
-        close_block();
+        skip_unused_numbers();
     flush_direct_runs();
 }
 

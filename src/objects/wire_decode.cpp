@@ -92,13 +92,6 @@ bool object_run_reader::next(object_header& h, std::span<const std::byte>& args)
     return true;
 }
 
-bool object_run_reader::peek(std::uint64_t& handler) const noexcept {
-    if (left_ == 0)
-        return false;
-    std::memcpy(&handler, rest_.data(), sizeof handler);
-    return true;
-}
-
 object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token) {
     auto v = view_object_message(payload);
     return object_entry{v.header, token, byte_vector(v.args.begin(), v.args.end()), {}};

@@ -34,8 +34,6 @@ class object_run_reader {
     object_run_reader(std::span<const std::byte> payload, std::uint32_t count);
     // The next message: its header and arguments; false after the last.
     bool next(object_header& h, std::span<const std::byte>& args) noexcept;
-    // The handler of the next message; false after the last.
-    bool peek(std::uint64_t& handler) const noexcept;
     std::uint32_t left() const noexcept { return left_; }
 
   private:

@@ -309,8 +309,9 @@ runtime::runtime(MPI_Comm comm, config cfg) {
                                                                      st.rank, batch_bytes));
         st.aggregate_ticks = std::uint64_t(double(st.cfg.aggregate_us) * detail::ticks_per_us());
     }
-    // After each item and on each idle round: the numbers a worker took ahead for its messages
-    // to an object go back (or are skipped) before its batches leave with what it sent.
+    // After each item and on each idle round: the object layer's part (the numbers a worker took
+    // ahead for its messages to an object go back or are skipped, its direct runs are counted)
+    // before its batches leave with what it sent.
     st.workers->set_item_hook(
         [](void* context, int worker, bool idle) {
             detail::after_worker_item();
