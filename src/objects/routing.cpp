@@ -26,8 +26,9 @@ void fail(const object_entry& e, const std::string& why) {
 // A message that has already been forwarded once goes to the object's home instead: every
 // install tells the home, so the home's entry is never more than the moves in flight behind,
 // and a message needs at most sender -> stale host -> next host -> home -> host however many
-// ranks the object has visited. Following each old host's pointer instead costs one hop per
-// migration since the sender last heard of the object (70 hops after a 70-rank tour).
+// ranks the object has visited, once it stops moving (while it moves, two hops per move:
+// docs/design/ordering-and-forwarding.md). Following each old host's pointer instead costs one
+// hop per migration since the sender last heard of the object (70 hops after a 70-rank tour).
 // Termination without a hop limit: every forward but the first either goes to the home with
 // the move count this rank knows, where it waits until the home knows as much (see route), or
 // leaves the home with a move count at least that high, so each pass through a non-home rank
