@@ -11,6 +11,7 @@
 #include <prema/prema.hpp>
 
 #include "ledger.hpp"
+#include "test_support.hpp"
 
 namespace {
 struct item {
@@ -23,12 +24,6 @@ int get(const item& i) {
 
 prema::task<> move_on(prema::mobile_ptr<item> mp, int next) {
     co_await prema::migrate(mp, next);
-}
-
-std::uint64_t forwards_everywhere() {
-    std::uint64_t mine = prema::detail::forward_count(), all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return all;
 }
 
 // Walks `mp` from rank 0 through ranks 1..last, each move made by the rank holding it, so that

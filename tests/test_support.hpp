@@ -1,11 +1,14 @@
 // Helpers the multi-rank tests share; they work outside a runtime phase, on MPI_COMM_WORLD.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
 #include <mpi.h>
+
+#include <prema/prema.hpp>
 
 inline int world_rank() {
     int r = 0;
@@ -17,6 +20,13 @@ inline int world_size() {
     int n = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     return n;
+}
+
+// Object messages forwarded so far, summed over the ranks.
+inline std::uint64_t forwards_everywhere() {
+    std::uint64_t mine = prema::detail::forward_count(), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return all;
 }
 
 // Expectations evaluated inside the entry coroutine (on worker threads), reported by doctest
