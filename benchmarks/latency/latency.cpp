@@ -38,6 +38,13 @@
 // progress thread and back, the hand-off that every message from another node pays on a rank
 // with cores of its own; inline, the worker does it all. The row is the median time of one
 // message (half of a round trip of two), 8 bytes, in both modes, which take turns in --rounds.
+//
+// Raw MPI at PREMA's size: a PREMA message is more bytes on the wire than its payload (header,
+// batch item, the vector's length), and Open MPI's time depends on those bytes: over shared
+// memory a message whose payload fits one 32-byte slot of a fast box with MPI's own headers
+// (up to 10 bytes) takes less time than any larger one. Before the rounds, one round trip of the
+// smallest payload learns the size of PREMA's MPI message, transport and object (wire_size.hpp);
+// each round then also times raw MPI at those two sizes.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -60,6 +67,7 @@
 #include <prema/prema.hpp>
 
 #include "pingpong.hpp"
+#include "wire_size.hpp"
 
 namespace {
 
@@ -336,6 +344,32 @@ prema::task<> object_entry(const options& o, const std::vector<std::size_t>& siz
     }
 }
 
+// The size of PREMA's MPI message for a payload of `bytes`, to another rank's function handler
+// and to an object there: the largest MPI_BYTE send rank 0 makes in one round trip of each
+// (control messages, such as credit grants, are smaller). Rank 0's figures.
+struct wire_bytes {
+    long transport = 0, object = 0;
+};
+
+prema::task<> wire_entry(std::size_t bytes, bool objects, wire_bytes& out) {
+    wire_size::watch(prema::rank() == 0);
+    co_await measure::transport_pingpong(bytes, 0, 1);
+    out.transport = wire_size::largest();
+    wire_size::watch(false);
+    if (!objects)
+        co_return;
+    ball_ptr mine, theirs;
+    if (prema::rank() == 0) {
+        mine = prema::make_mobile<ball>();
+        theirs = co_await prema::create<ball>(1);
+    }
+    co_await prema::quiescence();
+    wire_size::watch(prema::rank() == 0);
+    co_await measure::object_pingpong(mine, theirs, bytes, 0, 1);
+    out.object = wire_size::largest();
+    wire_size::watch(false);
+}
+
 // Forwarding: rank 0 calls objects that rank 1 created and then moved to rank 2, so rank 0's
 // directory still points at rank 1, which forwards once; beside calls to objects rank 2 created
 // (direct), and the forwarded ones again once the lazy update has collapsed the chain.
@@ -528,6 +562,20 @@ void prema_pingpong_round(const options& o, const std::vector<std::size_t>& size
     r.ok &= rt.run([&] { return object_entry(o, sizes, mode, r.objects_rtt); }) == 0;
 }
 
+// Before the rounds, on a runtime of its own: the size of PREMA's MPI messages for a payload of
+// `bytes`, known to both ranks (both take part in raw MPI's ping-pong at those sizes).
+wire_bytes probe_wire(const prema::config& cfg, std::size_t bytes, bool objects) {
+    wire_bytes w;
+    {
+        prema::runtime rt(MPI_COMM_WORLD, cfg);
+        if (rt.run([&] { return wire_entry(bytes, objects, w); }) != 0)
+            throw std::runtime_error("the probe of PREMA's message size reported errors");
+    }
+    long both[2] = {w.transport, w.object};
+    MPI_Bcast(both, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+    return {both[0], both[1]};
+}
+
 // After the rounds, on one more runtime: the forwarding hop (3+ ranks) and the message rates.
 void prema_hop_and_rates(const options& o, const prema::config& cfg, prema_results& r) {
     prema::runtime rt(MPI_COMM_WORLD, cfg);
@@ -699,6 +747,28 @@ void print_objects(const std::vector<std::size_t>& sizes, const std::vector<stat
                         r.hops.collapsed.median_rtt_us);
 }
 
+// PREMA's smallest message against raw MPI moving as many bytes (the first mode's run: auto by
+// default).
+void print_wire(std::size_t payload, const wire_bytes& wire, const stats (&at_wire)[2],
+                const stats& mpi_payload, const std::vector<prema_results>& runs) {
+    if (runs.empty() || wire.transport == 0)
+        return;
+    const auto& r = runs.front();
+    const std::string raw_payload = "raw MPI " + std::to_string(payload) + " B";
+    std::printf("\nRaw MPI at the size of PREMA's own MPI message for a %zu-byte payload, median "
+                "half-RTT us;\n'x there' is PREMA / raw MPI at that size:\n"
+                "%11s %12s %14s %12s %22s %8s\n",
+                payload, "", "on the wire", "raw MPI there", raw_payload.c_str(),
+                ("PREMA " + r.label).c_str(), "x there");
+    auto line = [&](const char* what, long bytes, const stats& raw, const stats& prema) {
+        std::printf("%11s %10ld B %14.2f %12.2f %22.2f %8.2f\n", what, bytes, raw.half_rtt(),
+                    mpi_payload.half_rtt(), prema.half_rtt(), prema.half_rtt() / raw.half_rtt());
+    };
+    line("transport", wire.transport, at_wire[0], r.latency.front());
+    if (wire.object > 0 && !r.objects.empty())
+        line("object", wire.object, at_wire[1], r.objects.front());
+}
+
 void print_handoff(const std::vector<handoff_result>& handoff) {
     if (handoff.size() != 2)
         return;
@@ -711,7 +781,7 @@ void print_handoff(const std::vector<handoff_result>& handoff) {
 void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
                 const std::vector<stats>& mpi, double mpi_rate_value,
                 const std::vector<prema_results>& runs, const std::vector<handoff_result>& handoff,
-                const options& o) {
+                const wire_bytes& wire, const stats (&mpi_at_wire)[2], const options& o) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) {
         std::perror(("latency: cannot write " + path).c_str());
@@ -736,6 +806,14 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
     for (auto& r : runs)
         for (std::size_t i = 0; i < r.objects.size(); ++i)
             row("object", r.json_progress(), sizes[i], r.objects[i]);
+    const long at_wire[] = {wire.transport, wire.object};
+    const char* of[] = {"transport", "object"};
+    for (std::size_t j = 0; j < std::size(at_wire); ++j)
+        if (at_wire[j] > 0 && mpi_at_wire[j].n > 0)
+            row("mpi_at_wire",
+                "\"of\": \"" + std::string(of[j]) +
+                    "\", \"payload_bytes\": " + std::to_string(sizes.front()) + ", ",
+                std::size_t(at_wire[j]), mpi_at_wire[j]);
     for (auto& h : handoff)
         row("handoff", "\"progress\": \"" + h.mode + "\", ", handoff_bytes, h.one_way);
     for (auto& r : runs)
@@ -848,7 +926,12 @@ int bench_main(int argc, char** argv, int rank, int size) {
     samples mpi_rtt(sizes.size());
     std::vector<prema_results> runs(o.modes.size());
     std::vector<handoff_result> handoff;
+    wire_bytes wire;
+    samples wire_rtt(2); // raw MPI at wire.transport and wire.object bytes
     try {
+        if (o.latency)
+            wire = probe_wire(config_of(o.modes.front()), sizes.front(),
+                              sizes.front() <= o.object_max_bytes);
         for (int round = 1; o.latency && round <= o.rounds; ++round) {
             if (rank == 0)
                 std::fprintf(stderr, "round %d of %d\n[mpi] ping-pong, %zu sizes\n", round,
@@ -858,6 +941,15 @@ int bench_main(int argc, char** argv, int rank, int size) {
                 auto rtt = mpi_pingpong(rank, sizes[i], o.warmup, n);
                 if (rank == 0)
                     note_round("mpi", "", sizes[i], n, rtt, mpi_rtt[i]);
+            }
+            const long at_wire[] = {wire.transport, wire.object};
+            for (std::size_t j = 0; j < std::size(at_wire); ++j) {
+                if (at_wire[j] == 0)
+                    continue;
+                int n = round_iterations(o, sizes.front());
+                auto rtt = mpi_pingpong(rank, std::size_t(at_wire[j]), o.warmup, n);
+                if (rank == 0)
+                    note_round("mpi", "wire", std::size_t(at_wire[j]), n, rtt, wire_rtt[j]);
             }
             for (std::size_t k = 0; k < o.modes.size(); ++k)
                 prema_pingpong_round(o, sizes, config_of(o.modes[k]), runs[k]);
@@ -878,6 +970,8 @@ int bench_main(int argc, char** argv, int rank, int size) {
         r.objects = summarize_all(std::move(r.objects_rtt));
     }
     const auto mpi = summarize_all(std::move(mpi_rtt));
+    const stats mpi_at_wire[] = {summarize(std::move(wire_rtt[0])),
+                                 summarize(std::move(wire_rtt[1]))};
     double mpi_rate_value = 0;
     if (o.rate) {
         if (rank == 0)
@@ -901,6 +995,7 @@ int bench_main(int argc, char** argv, int rank, int size) {
     if (o.latency) {
         print_table(sizes, mpi, runs);
         print_objects(sizes, mpi, runs);
+        print_wire(sizes.front(), wire, mpi_at_wire, mpi.front(), runs);
     }
     print_handoff(handoff);
     if (o.rate) {
@@ -920,7 +1015,7 @@ int bench_main(int argc, char** argv, int rank, int size) {
     std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
                 double(rss[1]) / 1024);
     if (!o.json.empty()) {
-        write_json(o.json, sizes, mpi, mpi_rate_value, runs, handoff, o);
+        write_json(o.json, sizes, mpi, mpi_rate_value, runs, handoff, wire, mpi_at_wire, o);
         std::printf("wrote %s\n", o.json.c_str());
     }
     if (!ok)

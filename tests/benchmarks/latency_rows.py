@@ -2,7 +2,8 @@
 """Runs benchmarks/latency with tiny settings and checks its JSON: on 2 ranks every layer,
 progress mode and size has its row, each latency row holding the round trips of every round
 (the rounds alternate raw MPI and PREMA, and the hand-off's two modes, so a round that ran
-nothing would show here); on 3 ranks every mode has its forwarding hop.
+nothing would show here), and raw MPI has rows at the sizes of PREMA's own messages for the
+smallest payload; on 3 ranks every mode has its forwarding hop.
 
     latency_rows.py MPIEXEC LATENCY JSON
 """
@@ -48,6 +49,18 @@ for mode in ("auto", "dedicated", "inline"):
                         "objects, expected 0, 0, 1 and 64")
 for mode in ("dedicated", "inline"):
     expect("handoff", mode, [8], rounds * per_round)
+# Raw MPI at the size of PREMA's own message for the smallest payload, transport and object:
+# more bytes than the payload (PREMA's headers), the object's more than the transport's.
+at_wire = {r.get("of"): r for r in rows if r["layer"] == "mpi_at_wire"}
+if sorted(at_wire) != ["object", "transport"]:
+    failures.append(f"raw MPI at PREMA's size: rows for {sorted(at_wire)}, expected object and "
+                    "transport")
+else:
+    t, o = at_wire["transport"], at_wire["object"]
+    if not (sizes[0] < t["bytes"] < o["bytes"]) or \
+            any(r["payload_bytes"] != sizes[0] or r["iterations"] != rounds * per_round
+                or not r["half_rtt_us"] > 0 for r in (t, o)):
+        failures.append(f"raw MPI at PREMA's size: {t} and {o}")
 
 # Three ranks add the forwarding hop, one row per mode.
 subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-n", "3", program,
