@@ -36,7 +36,7 @@ location directory::find(object_id id) {
     return it->second.where;
 }
 
-record_ptr directory::local_record(object_id id) {
+object_record* directory::local_record(object_id id) {
     struct last_look {
         const directory* dir = nullptr;
         std::uint64_t installs = 0;
@@ -52,10 +52,9 @@ record_ptr directory::local_record(object_id id) {
     // Read before the map: an install that the map may not show yet changes it after.
     const auto installs = installs_.load(std::memory_order_acquire);
     if (last.dir == this && last.installs == installs && last.id == id)
-        return last.rec;
-    record_ptr rec = find(id).local;
-    last = {this, installs, id, rec};
-    return rec;
+        return last.rec.get();
+    last = {this, installs, id, find(id).local};
+    return last.rec.get();
 }
 
 directory::send_slot directory::next_send(object_id id, bool ahead) {

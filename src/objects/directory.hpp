@@ -49,8 +49,10 @@ class directory {
     // messages to many objects in turn find theirs too) while no record was installed and the
     // directory was not cleared since. An answer may name a record the object has since left
     // or that was destroyed: callers check gone_to under the record's lock, as they must
-    // anyway.
-    record_ptr local_record(object_id id);
+    // anyway. The thread's table holds a reference until its next look; a caller that keeps the
+    // record longer holds access to it (which keeps the object here, and so the directory's
+    // reference) or takes one of its own (shared_from_this).
+    object_record* local_record(object_id id);
 
     // What a message to an object needs from the directory, without a reference to the record:
     // the next outgoing sequence number from this rank to `id` (in its stream) and where to send

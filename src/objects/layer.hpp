@@ -28,7 +28,6 @@ struct layer_state {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
-    std::atomic<std::uint64_t> direct_runs{0};
     std::atomic<std::uint64_t> run_messages{0};   // received in runs (runs.cpp), counted per run
     std::atomic<std::uint64_t> shipped_orders{0}; // ordering entries that migrations carried
     // Messages that know of a newer move than this rank does: they wait here until an install
@@ -111,7 +110,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
 // Gives back the access run_now may keep for the next object message of a batch: called when
 // a message ends without reaching run_now's end (an exception).
 void end_direct_run();
-// Adds the calling worker's direct runs to layer().direct_runs (after each of its items).
+// Adds the calling worker's direct runs to its count (after each of its items).
 void flush_direct_runs() noexcept;
 
 // scheduling.cpp
@@ -142,9 +141,11 @@ void read_weight(object_record& rec);
 void start_handler(record_ptr rec, const object_handler_entry* h, object_entry& e, access mode,
                    double load);
 // start_handler for a coroutine handler: `call` needs to last only until it returns (the
-// handler's task owns its decoded arguments).
-void start_task(record_ptr rec, const object_handler_entry& h, const object_call& call, access mode,
-                double load);
+// handler's task owns its decoded arguments). The task holds no reference to `rec`: the access
+// granted for it keeps the object here, and so the directory's reference, until finish gives
+// it back (a reference taken and dropped per message was two locked instructions).
+void start_task(object_record& rec, const object_handler_entry& h, const object_call& call,
+                access mode, double load);
 void run_plain(const record_ptr& rec, const object_handler_entry& h, const object_call& call,
                access mode, double load);
 // run_plain's two halves. invoke_plain runs the handler (an error nobody awaits is reported)
@@ -155,9 +156,9 @@ std::uint64_t invoke_plain(const record_ptr& rec, const object_handler_entry& h,
                            const object_call& call);
 void finish_plain(const record_ptr& rec, access mode, double load, std::uint64_t busy);
 // Gives access back: `handler` says whether a started handler (not a guard) of weight `load`
-// ends, after `busy` ticks of running time (learnt when measuring).
-void finish(const record_ptr& rec, access mode, bool handler, double load = 0,
-            std::uint64_t busy = 0);
+// ends, after `busy` ticks of running time (learnt when measuring). `rec` may be freed by
+// another thread as soon as it returns.
+void finish(object_record& rec, access mode, bool handler, double load = 0, std::uint64_t busy = 0);
 
 // migration.cpp
 // The object with everything pending on it, as decode_install reads it: what a migration ships

@@ -177,19 +177,22 @@ void schedule(const record_ptr& rec) {
     spare = std::move(handed);
 }
 
-void finish(const record_ptr& rec, access mode, bool handler, double load, std::uint64_t busy) {
-    bool more = false;
+void finish(object_record& rec, access mode, bool handler, double load, std::uint64_t busy) {
+    record_ptr more; // set when something may start now
     {
-        std::lock_guard lock(rec->mutex);
+        std::lock_guard lock(rec.mutex);
         if (handler && measuring())
-            learn(rec->history, busy, rec->weight);
-        give_back(*rec, mode, handler);
-        more = schedule_needed(*rec);
+            learn(rec.history, busy, rec.weight);
+        give_back(rec, mode, handler);
+        // Taken under the lock: the access just given back may let another thread ship or
+        // destroy the object, and so drop the directory's reference, once it is released.
+        if (schedule_needed(rec))
+            more = rec.shared_from_this();
     }
     if (handler)
         current_balancer().finished(load);
     if (more)
-        schedule(rec);
+        schedule(more);
 }
 
 namespace {
@@ -221,9 +224,9 @@ struct observed_run {
 // through their access_context), its running time when measured, and what its end gives back.
 // The handler's end frees it, on the thread where the handler ended.
 struct running_task : pooled_frame {
-    running_task(record_ptr r, const object_handler_entry& h, access m, double l)
-        : rec(std::move(r)), handler(h), mode(m), load(l), held{rec->id, m, h.id} {}
-    record_ptr rec;
+    running_task(object_record& r, const object_handler_entry& h, access m, double l)
+        : rec(r), handler(h), mode(m), load(l), held{r.id, m, h.id} {}
+    object_record& rec; // kept here by the access granted for the task (see start_task)
     const object_handler_entry& handler;
     access mode;
     double load;
@@ -240,7 +243,7 @@ void end_task(std::uint64_t context, std::exception_ptr failure) noexcept {
     if (measuring())
         pause_meter(r->meter);
     const auto busy = r->meter.ticks.load(std::memory_order_relaxed);
-    r->run.end(r->handler, *r->rec, busy);
+    r->run.end(r->handler, r->rec, busy);
     finish(r->rec, r->mode, true, r->load, busy);
 }
 
@@ -328,10 +331,9 @@ void run_plain(const record_ptr& rec, const object_handler_entry& h, const objec
     finish_plain(rec, mode, load, invoke_plain(rec, h, call));
 }
 
-void start_task(record_ptr rec, const object_handler_entry& h, const object_call& call, access mode,
-                double load) {
-    const auto context =
-        reinterpret_cast<std::uint64_t>(new running_task(std::move(rec), h, mode, load));
+void start_task(object_record& rec, const object_handler_entry& h, const object_call& call,
+                access mode, double load) {
+    const auto context = reinterpret_cast<std::uint64_t>(new running_task(rec, h, mode, load));
     auto& r = *reinterpret_cast<running_task*>(context);
     if (measuring())
         stretch_start = now_ticks();
@@ -351,12 +353,12 @@ void start_handler(record_ptr rec, const object_handler_entry* h, object_entry& 
     if (!h) {
         fail(e,
              fmt::format("rank {} has no object handler with id {:#x}", rank(), e.header.handler));
-        return finish(rec, mode, true, load);
+        return finish(*rec, mode, true, load);
     }
     const object_call call{rec->object, e.header.origin, e.token, e.payload, &e.bulk};
     if (h->run)
         return run_plain(rec, *h, call, mode, load);
-    start_task(std::move(rec), *h, call, mode, load);
+    start_task(*rec, *h, call, mode, load);
 }
 
 } // namespace objects
@@ -365,7 +367,7 @@ using namespace objects;
 
 void release_access(std::uint64_t record, access mode) noexcept {
     auto* rec = reinterpret_cast<object_record*>(record);
-    finish(rec->shared_from_this(), mode, false);
+    finish(*rec, mode, false);
 }
 
 bool claim(pending_handler* h, work_item& w) {
