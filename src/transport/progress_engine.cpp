@@ -83,7 +83,8 @@ std::string config_mismatch(const config& cfg,
 progress_engine::progress_engine(MPI_Comm comm, const config& cfg, message_pool& pool, hooks h)
     : comm_(comm), cfg_(cfg), pool_(pool), hooks_(std::move(h)),
       flow_(size_of(comm), cfg.max_outstanding_bytes, flow_control::cost(pool.wire_bytes())),
-      max_in_hand_(4 * cfg.recv_slots), sums_(comm, tag_tree), detector_(sums_) {
+      dispatched_(cfg.workers), max_in_hand_(4 * cfg.recv_slots), sums_(comm, tag_tree),
+      detector_(sums_) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     int* tag_ub = nullptr;
@@ -475,7 +476,7 @@ bool progress_engine::poll_headers(bool one_header) {
     bool working_down = backlog > max_backlog && backlog < last_backlog_;
     last_backlog_ = backlog;
     // dispatched_ first: every message it counts is in the delivered count read after it.
-    auto dispatched = dispatched_.load(std::memory_order_acquire);
+    auto dispatched = dispatched_.load();
     auto in_hand = delivered_.load() - dispatched;
     if ((in_hand >= max_in_hand_ || working_down) && !draining_)
         return false;
