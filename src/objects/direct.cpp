@@ -9,12 +9,8 @@
 // move their objects to an idle rank and other workers may take them, unless the rank has a
 // single worker and no policy balances (may_run_here): the queued path would then only run
 // the same handlers in the same order on the same worker, later.
-#include <atomic>
 #include <cassert>
 #include <cstring>
-#include <deque>
-#include <mutex>
-#include <vector>
 
 #include "objects/balancer_link.hpp"
 #include "objects/layer.hpp"
@@ -39,59 +35,18 @@ struct held_grant {
     origin_order* order = nullptr; // rec->expected[origin]: a map's element stays put
     double load = 0;
     std::uint64_t busy = 0;        // the ended handler's running time, learnt at the next look
-    std::uint64_t runs = 0;        // direct runs not yet added to the thread's count
+    std::uint64_t runs = 0;        // direct runs not yet added to layer().direct_runs
     std::uint32_t claimed = 0;     // the batch's next messages, admitted already (claim_ahead)
     std::uint32_t run_claimed = 0; // the run's next messages, admitted already (claim_run)
 };
 thread_local held_grant held;
 
-// Direct runs are counted in held.runs and added to the thread's count after the worker's item
+// Direct runs are counted in held.runs and added to the rank's count after the worker's item
 // (flush_direct_runs). Off the workers (the progress thread runs handlers when it shares their
 // cores) nothing calls that, so they go at once.
 //
-// Each thread's count is a slot of its own, raised with a plain store, and direct_run_count()
-// sums the slots: an add to one shared count was a locked instruction on every item, about 7 ns
-// of a lone object hop. A thread takes a slot at its first flush and leaves it, count and all,
-// to the next thread that needs one when it exits, so the sum keeps what every thread added.
-struct run_slots {
-    std::mutex mutex;
-    std::deque<std::atomic<std::uint64_t>> slots; // never shrinks
-    std::vector<std::atomic<std::uint64_t>*> free;
-};
-
-run_slots& slots() {
-    static auto* s = new run_slots; // outlives every thread that may give a slot back
-    return *s;
-}
-
-struct slot_owner {
-    std::atomic<std::uint64_t>* slot = nullptr;
-    ~slot_owner() {
-        if (slot) {
-            std::lock_guard lock(slots().mutex);
-            slots().free.push_back(slot);
-        }
-    }
-};
-
-// Reached through a plain pointer: a thread_local with a destructor is reached through a check
-// that it has been constructed.
-thread_local std::atomic<std::uint64_t>* my_slot = nullptr;
-
-std::atomic<std::uint64_t>& take_slot() {
-    thread_local slot_owner owner;
-    auto& all = slots();
-    std::lock_guard lock(all.mutex);
-    if (all.free.empty()) {
-        owner.slot = &all.slots.emplace_back(0);
-    } else {
-        owner.slot = all.free.back();
-        all.free.pop_back();
-    }
-    my_slot = owner.slot;
-    return *owner.slot;
-}
-
+// The rank's count is a worker_count: an add to one shared count was a locked instruction on
+// every item, about 7 ns of a lone object hop.
 void note_direct_runs() {
     if (!tls_outbox)
         flush_direct_runs();
@@ -299,20 +254,12 @@ void end_direct_run() {
 }
 
 void flush_direct_runs() noexcept {
-    if (!held.runs)
-        return;
-    auto& slot = my_slot ? *my_slot : take_slot();
-    slot.store(slot.load(std::memory_order_relaxed) + std::exchange(held.runs, 0),
-               std::memory_order_release);
+    if (held.runs)
+        layer().direct_runs.add(std::exchange(held.runs, 0));
 }
 
 } // namespace prema::detail::objects
 
 std::uint64_t prema::detail::direct_run_count() noexcept {
-    auto& all = objects::slots();
-    std::lock_guard lock(all.mutex);
-    std::uint64_t sum = 0;
-    for (const auto& slot : all.slots)
-        sum += slot.load(std::memory_order_acquire);
-    return sum;
+    return objects::layer().direct_runs.load();
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "coro/worker_count.hpp"
 #include "objects/balancer_link.hpp"
 #include "objects/directory.hpp"
 #include "objects/object_record.hpp"
@@ -28,6 +29,7 @@ struct layer_state {
     directory dir;
     std::atomic<std::uint64_t> next_serial{0};
     std::atomic<std::uint64_t> forwards{0};
+    worker_count direct_runs;                     // direct.cpp; read by tests only
     std::atomic<std::uint64_t> run_messages{0};   // received in runs (runs.cpp), counted per run
     std::atomic<std::uint64_t> shipped_orders{0}; // ordering entries that migrations carried
     // Messages that know of a newer move than this rank does: they wait here until an install

@@ -26,8 +26,8 @@
 
 #include "coro/parker.hpp"
 #include "coro/try_mutex.hpp"
+#include "coro/worker_count.hpp"
 #include "prema/config.hpp"
-#include "transport/dispatch_count.hpp"
 #include "transport/flow_control.hpp"
 #include "transport/message_pool.hpp"
 #include "transport/termination.hpp"
@@ -153,7 +153,7 @@ class progress_engine {
     flow_control& flow() noexcept { return flow_; }
 
     // A delivered message has run and its buffer is back (dispatch_message). Any thread.
-    void dispatched() noexcept { dispatched_.add_one(); }
+    void dispatched() noexcept { dispatched_.add(1); }
 
   private:
     static constexpr int full_sweep_every = 8, inline_polls = 8;
@@ -246,7 +246,7 @@ class progress_engine {
     // Received messages not yet run, delivered_ - dispatched_: over max_in_hand_, headers wait
     // in MPI (see flow_control).
     poller_count delivered_;
-    dispatch_count dispatched_;
+    worker_count dispatched_; // one slot per worker of this rank
     std::uint64_t max_in_hand_;
     std::int64_t last_backlog_ = 0;
     static constexpr std::int64_t max_backlog = 1 << 16;

@@ -1,9 +1,8 @@
-// The count of received messages that have run (progress_engine::dispatched): raised by every
-// thread that runs messages, once per message, and read at every poll. Each worker of the rank's
-// pool adds to a slot of its own with a plain store, since a locked add waits for the thread's
-// earlier stores (about 7 ns on every message's path here); other threads (the progress thread,
-// which runs urgent messages and, on shared cores, handlers) share a locked count. The reader
-// sums them.
+// worker_count: a count that the workers of the rank's pool raise often and other threads read.
+// Each worker adds to a slot of its own with a plain store, since a locked add waits for the
+// thread's earlier stores (about 7 ns on every message's path here); other threads (the progress
+// thread, which runs urgent messages and, on shared cores, handlers) share a locked count. A read
+// sums the slots, from any thread.
 #pragma once
 
 #include <array>
@@ -14,19 +13,22 @@
 
 namespace prema::detail {
 
-class dispatch_count {
+class worker_count {
   public:
-    // The rank's pool has `workers` workers; those beyond the slots share the locked count.
-    explicit dispatch_count(int workers) noexcept
+    static constexpr int max_slots = 64;
+
+    // Reads sum the slots of the first `workers` workers (at most max_slots); workers beyond
+    // them share the locked count.
+    explicit worker_count(int workers = max_slots) noexcept
         : used_(workers < max_slots ? (workers > 0 ? workers : 0) : max_slots) {}
 
-    void add_one() noexcept {
+    void add(std::uint64_t n) noexcept {
         const int i = worker_pool::current_index();
         if (i >= 0 && i < used_ && worker_pool::current() == worker_pool::home()) {
             auto& slot = slots_[std::size_t(i)].n;
-            slot.store(slot.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+            slot.store(slot.load(std::memory_order_relaxed) + n, std::memory_order_release);
         } else {
-            others_.fetch_add(1, std::memory_order_release);
+            others_.fetch_add(n, std::memory_order_release);
         }
     }
 
@@ -38,7 +40,6 @@ class dispatch_count {
     }
 
   private:
-    static constexpr int max_slots = 64;
     struct alignas(64) slot {
         std::atomic<std::uint64_t> n{0};
     };
