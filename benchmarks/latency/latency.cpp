@@ -54,6 +54,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -327,15 +328,19 @@ prema::task<> latency_entry(const options& o, const std::vector<std::size_t>& si
     }
 }
 
+// Rank 0's two balls for an object ping-pong: one here, one on rank 1 (null on other ranks).
+prema::task<std::pair<ball_ptr, ball_ptr>> make_balls() {
+    if (prema::rank() != 0)
+        co_return std::pair<ball_ptr, ball_ptr>{};
+    ball_ptr mine = prema::make_mobile<ball>();
+    co_return std::pair{mine, co_await prema::create<ball>(1)};
+}
+
 // Mobile-object ping-pong: the same chain between two objects, one on rank 0 and one on rank 1;
 // every message goes through the object layer (directory, ordering, scheduler).
 prema::task<> object_entry(const options& o, const std::vector<std::size_t>& sizes,
                            const char* mode, samples& out) {
-    ball_ptr mine, theirs;
-    if (prema::rank() == 0) {
-        mine = prema::make_mobile<ball>();
-        theirs = co_await prema::create<ball>(1);
-    }
+    auto [mine, theirs] = co_await make_balls();
     for (std::size_t i = 0; i < sizes.size() && sizes[i] <= o.object_max_bytes; ++i) {
         int n = round_iterations(o, sizes[i]);
         auto rtt = co_await measure::object_pingpong(mine, theirs, sizes[i], o.warmup, n);
@@ -358,11 +363,7 @@ prema::task<> wire_entry(std::size_t bytes, bool objects, wire_bytes& out) {
     wire_size::watch(false);
     if (!objects)
         co_return;
-    ball_ptr mine, theirs;
-    if (prema::rank() == 0) {
-        mine = prema::make_mobile<ball>();
-        theirs = co_await prema::create<ball>(1);
-    }
+    auto [mine, theirs] = co_await make_balls();
     co_await prema::quiescence();
     wire_size::watch(prema::rank() == 0);
     co_await measure::object_pingpong(mine, theirs, bytes, 0, 1);

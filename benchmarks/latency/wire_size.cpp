@@ -1,6 +1,5 @@
 #include "wire_size.hpp"
 
-#include <algorithm>
 #include <atomic>
 
 #include <mpi.h>

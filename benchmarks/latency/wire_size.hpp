@@ -7,8 +7,8 @@
 
 namespace wire_size {
 
-// Starts noting (from zero) or stops. Noting costs a relaxed atomic store per MPI_Isend; off,
-// one relaxed load.
+// Starts noting (from zero) or stops. Noting costs a compare-exchange per MPI_Isend that is the
+// largest yet; off, one relaxed load.
 void watch(bool on) noexcept;
 
 // The largest MPI_BYTE MPI_Isend, in bytes, since watch(true).

@@ -2,7 +2,8 @@
 // Each worker adds to a slot of its own with a plain store, since a locked add waits for the
 // thread's earlier stores (about 7 ns on every message's path here); other threads (the progress
 // thread, which runs urgent messages and, on shared cores, handlers) share a locked count. A read
-// sums the slots, from any thread.
+// sums the slots, from any thread. A process has one pool at a time (the running runtime's),
+// so a worker's index names its slot.
 #pragma once
 
 #include <array>
@@ -24,7 +25,7 @@ class worker_count {
 
     void add(std::uint64_t n) noexcept {
         const int i = worker_pool::current_index();
-        if (i >= 0 && i < used_ && worker_pool::current() == worker_pool::home()) {
+        if (i >= 0 && i < used_) {
             auto& slot = slots_[std::size_t(i)].n;
             slot.store(slot.load(std::memory_order_relaxed) + n, std::memory_order_release);
         } else {

@@ -112,7 +112,7 @@ bool run_now(const object_header& h, std::span<const std::byte> args, const inco
 // Gives back the access run_now may keep for the next object message of a batch: called when
 // a message ends without reaching run_now's end (an exception).
 void end_direct_run();
-// Adds the calling worker's direct runs to its count (after each of its items).
+// Adds the calling worker's direct runs to layer().direct_runs (after each of its items).
 void flush_direct_runs() noexcept;
 
 // scheduling.cpp
