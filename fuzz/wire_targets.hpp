@@ -255,9 +255,11 @@ inline std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seed_input
         prema::object_id id{1, 0, 17};
         std::uint64_t type = fuzz_object_type().id, moves = 3, token = 99;
         std::int32_t reply_to = 0;
+        std::uint32_t waiters = 1;
         w.write(&id, sizeof id);
         w.write(&type, sizeof type);
         w.write(&moves, sizeof moves);
+        w.write(&waiters, sizeof waiters);
         w.write(&reply_to, sizeof reply_to);
         w.write(&token, sizeof token);
         double seconds = 0.02, ratio = 0.5; // measured load: 20 ms per handler, 40 ms declared

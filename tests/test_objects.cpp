@@ -1,6 +1,7 @@
 // Mobile Object Layer: create/send/call/migrate/destroy, ordered delivery through a migration
 // storm, access privileges, forwarding chains that collapse.
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -505,5 +506,60 @@ TEST_CASE("prema::self names the object a handler was given, wherever it lives")
         }
         co_await prema::destroy(mp);
         co_await prema::destroy(local);
+    }) == 0);
+}
+
+namespace {
+
+// The ranks an object ran handlers on, in order.
+struct stops {
+    std::vector<int> ranks;
+    template <class Ar> void serialize(Ar& ar) { ar(ranks); }
+};
+
+void visit(stops& s) {
+    s.ranks.push_back(prema::rank());
+}
+
+std::vector<int> visited(const stops& s) {
+    return s.ranks;
+}
+
+// Holds its object for `ms` milliseconds without holding a worker: requests sent meanwhile wait
+// in the object's queue, one behind another.
+prema::task<> hold(stops&, int ms) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until)
+        co_await prema::yield_point();
+}
+
+} // namespace
+
+TEST_CASE("moves queued one behind another are taken as one; a message between keeps both") {
+    prema::runtime rt(MPI_COMM_WORLD);
+    auto installs = [] { return prema::lb::current_stats().migrations_in; };
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() != 1)
+            co_return;
+        auto mp = co_await prema::create<stops>(0);
+        const auto before = installs();
+        // Both moves wait behind the hold: the object goes to rank 0 at once, never here.
+        co_await prema::send(mp, prema::fn<&hold>, 200);
+        co_await prema::when_all(prema::migrate(mp, 1), prema::migrate(mp, 0));
+        CHECK(installs() == before);
+        co_await prema::send(mp, prema::fn<&visit>);
+        auto seen = co_await prema::call(mp, prema::fn<&visited>);
+        CHECK(seen == std::vector<int>(1, 0));
+        // A message of the mover's own between the moves runs where the first one takes the
+        // object, so that one is made.
+        co_await prema::send(mp, prema::fn<&hold>, 200);
+        co_await prema::when_all(prema::migrate(mp, 1), [](auto mp) -> prema::task<> {
+            co_await prema::send(mp, prema::fn<&visit>);
+            co_await prema::migrate(mp, 0);
+        }(mp));
+        CHECK(installs() == before + 1);
+        seen = co_await prema::call(mp, prema::fn<&visited>);
+        CHECK(seen.size() == 2);
+        CHECK(seen.back() == 1);
     }) == 0);
 }

@@ -118,6 +118,7 @@ TEST_CASE("8 ranks x 2 workers: migration storm") {
     });
     auto all = everyone(mine);
     const auto forwards_before = forwards_everywhere();
+    const auto moves_before = moves_everywhere();
     CHECK(rt.run([&]() -> prema::task<> {
         std::mt19937 rng(unsigned(prema::rank()) + 11);
         for (std::int64_t k = 0; k < messages; ++k)
@@ -128,6 +129,7 @@ TEST_CASE("8 ranks x 2 workers: migration storm") {
             }
     }) == 0);
     const auto forwards = forwards_everywhere() - forwards_before;
+    const auto moves = moves_everywhere() - moves_before;
     CHECK(check_all(rt, all, std::int64_t(messages) * world_size()) == 0);
     long peak = peak_rss_mib(), largest = 0;
     MPI_Allreduce(&peak, &largest, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -135,7 +137,8 @@ TEST_CASE("8 ranks x 2 workers: migration storm") {
     // objects move as fast as messages").
     MESSAGE("largest rank's peak RSS MiB: "
             << largest << "; forwards per message: "
-            << double(forwards) / double(messages * std::int64_t(all.size()) * world_size()));
+            << double(forwards) / double(messages * std::int64_t(all.size()) * world_size())
+            << "; moves made per object: " << double(moves) / double(all.size()));
     if (rss_limit_mib > 0)
         CHECK(largest < rss_limit_mib);
 }

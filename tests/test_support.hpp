@@ -29,6 +29,13 @@ inline std::uint64_t forwards_everywhere() {
     return all;
 }
 
+// Objects shipped to other ranks so far (migrations), summed over the ranks.
+inline std::uint64_t moves_everywhere() {
+    std::uint64_t mine = prema::lb::current_stats().migrations_out, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
 // Expectations evaluated inside the entry coroutine (on worker threads), reported by doctest
 // on the main thread once run() has returned. `done` proves the entry ran to its end.
 struct checker {

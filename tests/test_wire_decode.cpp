@@ -178,7 +178,9 @@ TEST_CASE("malformed migration payloads give wire_error") {
     auto b = seed("install");
     auto d = decode_install(body(b));
     REQUIRE(d.record->object);
-    CHECK(d.token == 99);
+    REQUIRE(d.waiters.size() == 1);
+    CHECK(d.waiters[0].origin == 0);
+    CHECK(d.waiters[0].token == 99);
     CHECK(d.record->ready.size() == 3);
     CHECK(d.record->early.size() == 1);
     CHECK(d.record->ready.back().bulk.size() == 24); // an entry that had a bulk
@@ -193,8 +195,16 @@ TEST_CASE("malformed migration payloads give wire_error") {
     unknown[1 + sizeof(prema::object_id)] ^= 1; // the type id
     CHECK_THROWS_AS(decode_install(body(unknown)), prema::wire_error);
 
-    // A measured load that no rank could have measured (after id, type, moves, reply_to, token).
-    const std::size_t history_at = 1 + 16 + 8 + 8 + 4 + 8;
+    // More waiters than the payload could hold (after id, type, moves).
+    const std::size_t waiters_at = 1 + 16 + 8 + 8;
+    auto many = b;
+    std::uint32_t waiters = 1u << 30;
+    std::memcpy(many.data() + waiters_at, &waiters, 4);
+    CHECK_THROWS_WITH_AS(decode_install(body(many)), doctest::Contains("waiters"),
+                         prema::wire_error);
+
+    // A measured load that no rank could have measured (after the one waiter's origin, token).
+    const std::size_t history_at = waiters_at + 4 + 4 + 8;
     for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(),
                        std::numeric_limits<double>::infinity()}) {
         CAPTURE(bad);
@@ -208,8 +218,8 @@ TEST_CASE("malformed migration payloads give wire_error") {
                              prema::wire_error);
     }
 
-    // The first early entry's payload length: id, type, moves, reply_to, token, measured load
-    // (seconds, ratio, runs), two expected.
+    // The first early entry's payload length: id, type, moves, waiters, measured load (seconds,
+    // ratio, runs), two expected.
     std::size_t at =
         history_at + 8 + 8 + 4 + 4 + 2 * 28 + 4 + sizeof(prema::detail::object_header) + 8;
     auto longer = b;
@@ -217,6 +227,29 @@ TEST_CASE("malformed migration payloads give wire_error") {
     std::memcpy(longer.data() + at, &n, 8);
     CHECK_THROWS_WITH_AS(decode_install(body(longer)),
                          doctest::Contains("migration payload: entry of"), prema::wire_error);
+}
+
+TEST_CASE("a migrate entry's arguments: a rank, then whole (origin, token) pairs") {
+    using prema::detail::append_move_waiter;
+    using prema::detail::decode_move;
+    byte_vector args(4);
+    std::int32_t dest = 3;
+    std::memcpy(args.data(), &dest, 4);
+    auto m = decode_move(args);
+    REQUIRE(m);
+    CHECK(m->dest == 3);
+    CHECK(m->merged.empty());
+    append_move_waiter(args, {2, 77});
+    append_move_waiter(args, {5, 0});
+    m = decode_move(args);
+    REQUIRE(m);
+    REQUIRE(m->merged.size() == 2);
+    CHECK(m->merged[0].origin == 2);
+    CHECK(m->merged[0].token == 77);
+    CHECK(m->merged[1].origin == 5);
+    args.pop_back(); // a torn pair
+    CHECK_FALSE(decode_move(args));
+    CHECK_FALSE(decode_move(std::span<const std::byte>(args.data(), 3)));
 }
 
 TEST_CASE("malformed relays, replies and object messages give wire_error") {

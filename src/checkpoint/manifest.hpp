@@ -25,8 +25,9 @@ namespace prema::detail {
 
 // 2: an object's record carries its measured load (pack_record), so format 1 files would be
 // misread; they are refused by version instead. 3: each ordering entry carries its stream and
-// the epoch it was last written in.
-inline constexpr int checkpoint_format = 3;
+// the epoch it was last written in. 4: a record names the moves its install completes (a count
+// and a list) where it named one reply.
+inline constexpr int checkpoint_format = 4;
 
 struct checkpoint_file {
     std::string name; // relative to the checkpoint directory

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "objects/balancer_link.hpp"
 #include "objects/directory.hpp"
 #include "objects/object_record.hpp"
+#include "objects/wire_decode.hpp"
 #include "transport/transport_state.hpp"
 
 namespace prema::detail {
@@ -167,13 +169,17 @@ void finish(object_record& rec, access mode, bool handler, double load = 0, std:
 // and what a checkpoint saves. Record locked.
 // Returns how many ordering entries it wrote: the needed ones (order_needed).
 std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
-                        std::int32_t reply_to, std::uint64_t token);
+                        std::span<const move_waiter> waiters);
 // Serializes the object with everything pending on it, handed handlers included, and posts it
-// to `dest`. Record locked. Throws, changing nothing, if the object cannot be packed or sent.
-void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token);
-// A move asked by `request` (migrate, or acquire from another rank) that ship() refused with
-// `why`: the caller gets the exception, a request nobody awaits is reported here.
-void refuse_move(const object_entry& request, object_id id, int dest, std::exception_ptr why);
+// to `dest`, where its install answers `waiters`. Record locked. Throws, changing nothing, if
+// the object cannot be packed or sent.
+void ship(object_record& rec, int dest, std::span<const move_waiter> waiters);
+// A move that ship() refused with `why`: the waiter gets the exception, a move nobody awaits
+// is reported here.
+void refuse_move(const move_waiter& waiter, object_id id, int dest, std::exception_ptr why);
+// Serves a migrate entry that reached the head of the object's queue: moves the object, or
+// leaves the move to a later one already queued (see later_move). Record locked.
+void serve_move(object_record& rec, const object_entry& request);
 
 // layer.cpp: destroys the object for `request`, failing what waits for it. Record locked.
 void destroy_object(object_record& rec, const object_entry& request);

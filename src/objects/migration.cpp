@@ -32,12 +32,16 @@ void write_entry(byte_writer& w, const object_entry& e) {
 } // namespace
 
 std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t moves,
-                        std::int32_t reply_to, std::uint64_t token) {
+                        std::span<const move_waiter> waiters) {
     w.write(&rec.id, sizeof rec.id);
     w.write(&rec.type->id, sizeof rec.type->id);
     w.write(&moves, sizeof moves);
-    w.write(&reply_to, sizeof reply_to);
-    w.write(&token, sizeof token);
+    auto count = std::uint32_t(waiters.size());
+    w.write(&count, sizeof count);
+    for (auto& waiter : waiters) {
+        w.write(&waiter.origin, sizeof waiter.origin);
+        w.write(&waiter.token, sizeof waiter.token);
+    }
     // The measured load goes with the object: its new rank weighs it by what it has learnt.
     w.write(&rec.history.seconds, sizeof rec.history.seconds);
     w.write(&rec.history.ratio, sizeof rec.history.ratio);
@@ -73,14 +77,14 @@ std::size_t pack_record(byte_writer& w, const object_record& rec, std::uint64_t 
     return orders;
 }
 
-void ship(object_record& rec, int dest, std::int32_t reply_to, std::uint64_t token) {
+void ship(object_record& rec, int dest, std::span<const move_waiter> waiters) {
     // Packed in full before anything changes: packing runs the type's serialize, which may
     // throw, and the install may exceed --prema-max-message-bytes. Either way the object stays.
     message* m = acquire_message();
     byte_writer w(m->inline_data(), m->inline_capacity());
     std::size_t orders = 0;
     try {
-        orders = pack_record(w, rec, rec.moves + 1, reply_to, token);
+        orders = pack_record(w, rec, rec.moves + 1, waiters);
         check_payload(install_id(), w);
     } catch (...) {
         release_message(m);
@@ -124,12 +128,67 @@ std::string explain(std::exception_ptr e) {
 
 } // namespace
 
-void refuse_move(const object_entry& request, object_id id, int dest, std::exception_ptr why) {
+void refuse_move(const move_waiter& waiter, object_id id, int dest, std::exception_ptr why) {
     auto what = fmt::format("the migration of {} to rank {}", describe(id), dest);
-    if (request.token)
-        reply_error(request.header.origin, request.token, what, why);
+    if (waiter.token)
+        reply_error(waiter.origin, waiter.token, what, why);
     else
         report_error(fmt::format("{} failed, it stays on rank {}: {}", what, rank(), explain(why)));
+}
+
+namespace {
+
+// A later move already queued that the move `request` may be taken as one with, so that the
+// object skips a stop: a storm of moves racing the object's messages costs each chasing message
+// two hops per move made (docs/design/ordering-and-forwarding.md). Only other origins' handlers
+// may lie between: they run here instead of at the skipped stop, which order per sender allows.
+// A handler of the requester's own origin must run after its move, and an acquire or destroy
+// must find the object where the moves before it left it: either ends the search. The
+// requester resumes once the object is installed where the later move takes it, so nothing it
+// does after resuming meets the object before that move. nullptr: none.
+object_entry* later_move(object_record& rec, const object_entry& request) {
+    for (auto& e : rec.ready) {
+        if (e.header.op == object_op::migrate) {
+            auto m = decode_move(e.payload);
+            return m && m->dest >= 0 && m->dest < ranks() ? &e : nullptr;
+        }
+        if (e.header.op == object_op::acquire || e.header.op == object_op::destroy ||
+            e.header.origin == request.header.origin)
+            return nullptr;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+void serve_move(object_record& rec, const object_entry& request) {
+    auto move = decode_move(request.payload);
+    if (!move)
+        return fail(request, fmt::format("a migration request of {} bytes, not a rank and the "
+                                         "moves merged with it",
+                                         request.payload.size()));
+    if (move->dest < 0 || move->dest >= ranks())
+        return fail(request,
+                    "migration to rank " + std::to_string(move->dest) + " which does not exist");
+    auto& waiters = move->merged;
+    waiters.push_back({request.header.origin, request.token});
+    if (move->dest == rank()) {
+        for (auto& w : waiters)
+            if (w.token)
+                reply_void(w.origin, w.token);
+        return;
+    }
+    if (auto* later = later_move(rec, request)) {
+        for (auto& w : waiters)
+            append_move_waiter(later->payload, w);
+        return;
+    }
+    try {
+        ship(rec, move->dest, waiters);
+    } catch (...) {
+        for (auto& w : waiters)
+            refuse_move(w, rec.id, move->dest, std::current_exception());
+    }
 }
 
 namespace {
@@ -137,8 +196,6 @@ namespace {
 void on_install(const incoming& in) {
     auto decoded = decode_install(in.payload);
     record_ptr rec = std::move(decoded.record);
-    std::int32_t reply_to = decoded.reply_to;
-    std::uint64_t token = decoded.token;
     // A rank that never created an object but receives one by migration must still free it
     // at shutdown (LeakSanitizer found the installed objects leaked).
     hook_shutdown();
@@ -151,8 +208,9 @@ void on_install(const incoming& in) {
         post_update(home, rec->id, here, rec->moves);
     for (auto& e : take_arrivals(rec->id))
         accept(rec, std::move(e));
-    if (token)
-        reply_void(reply_to, token);
+    for (auto& w : decoded.waiters)
+        if (w.token)
+            reply_void(w.origin, w.token);
     current_balancer().count_migration(false);
     if (observing())
         note_migration(traced(rec->id), in.source, rank(), false);
@@ -187,7 +245,7 @@ bool migrate_for_balance(object_id id, int dest) {
     if ((rec.exclusive_running && exclusive == 0) || rec.shared_running > shared)
         return false;
     try {
-        ship(rec, dest, -1, 0);
+        ship(rec, dest, {});
     } catch (...) {
         // Nobody waits for a balancing move, so it is logged; once per object at warning
         // level, since the policy may offer the same object again and again.

@@ -68,6 +68,10 @@ class ready_queue {
     int handlers() const noexcept { return int(handlers_); }
     auto begin() const noexcept { return entries_.begin(); }
     auto end() const noexcept { return entries_.end(); }
+    // An entry's arguments may change in place (a move merged into a later one), never its op:
+    // the handler count follows the ops.
+    auto begin() noexcept { return entries_.begin(); }
+    auto end() noexcept { return entries_.end(); }
 
   private:
     void note(const object_entry& e, int sign) noexcept {

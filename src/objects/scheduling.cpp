@@ -115,24 +115,9 @@ void schedule(const record_ptr& rec) {
             rec->ready.pop_front();
             int here = rank();
             switch (e.header.op) {
-            case object_op::migrate: {
-                std::int32_t dest = -1;
-                if (e.payload.size() == sizeof dest)
-                    std::memcpy(&dest, e.payload.data(), sizeof dest);
-                if (dest < 0 || dest >= ranks()) {
-                    fail(e, "migration to rank " + std::to_string(dest) + " which does not exist");
-                } else if (dest == here) {
-                    if (e.token)
-                        reply_void(e.header.origin, e.token);
-                } else {
-                    try {
-                        ship(*rec, dest, e.header.origin, e.token);
-                    } catch (...) {
-                        refuse_move(e, rec->id, dest, std::current_exception());
-                    }
-                }
+            case object_op::migrate:
+                serve_move(*rec, e);
                 continue;
-            }
             case object_op::destroy:
                 destroy_object(*rec, e);
                 continue;
@@ -141,11 +126,12 @@ void schedule(const record_ptr& rec) {
                     int dest = e.header.origin;
                     rec->ready.push_front(std::move(e)); // travels at the head, starts there
                     try {
-                        ship(*rec, dest, -1, 0);
+                        ship(*rec, dest, {});
                     } catch (...) {
                         object_entry refused = std::move(rec->ready.front());
                         rec->ready.pop_front();
-                        refuse_move(refused, rec->id, dest, std::current_exception());
+                        refuse_move({refused.header.origin, refused.token}, rec->id, dest,
+                                    std::current_exception());
                     }
                     continue;
                 }

@@ -33,7 +33,7 @@ std::vector<record_ptr> objects_to_save() {
 
 void pack_object(byte_writer& w, object_record& rec) {
     std::lock_guard lock(rec.mutex);
-    pack_record(w, rec, rec.moves, -1, 0);
+    pack_record(w, rec, rec.moves, {});
 }
 
 void install_restored(std::vector<record_ptr> records) {

@@ -40,6 +40,28 @@ object_entry read_entry(byte_reader& r) {
 
 } // namespace
 
+std::optional<move_request> decode_move(std::span<const std::byte> args) {
+    constexpr std::size_t waiter_bytes = sizeof(std::int32_t) + sizeof(std::uint64_t);
+    move_request m;
+    if (args.size() < sizeof m.dest || (args.size() - sizeof m.dest) % waiter_bytes != 0)
+        return std::nullopt;
+    byte_reader r(args);
+    r.read(&m.dest, sizeof m.dest);
+    m.merged.resize(r.remaining() / waiter_bytes);
+    for (auto& w : m.merged) {
+        r.read(&w.origin, sizeof w.origin);
+        r.read(&w.token, sizeof w.token);
+    }
+    return m;
+}
+
+void append_move_waiter(byte_vector& args, const move_waiter& w) {
+    auto at = args.size();
+    args.resize(at + sizeof w.origin + sizeof w.token);
+    std::memcpy(args.data() + at, &w.origin, sizeof w.origin);
+    std::memcpy(args.data() + at + sizeof w.origin, &w.token, sizeof w.token);
+}
+
 object_message_view view_object_message(std::span<const std::byte> payload) {
     byte_reader r(payload);
     object_message_view v;
@@ -105,8 +127,17 @@ decoded_install decode_install(std::span<const std::byte> payload) {
     r.read(&rec->id, sizeof rec->id);
     r.read(&type_id, sizeof type_id);
     r.read(&rec->moves, sizeof rec->moves);
-    r.read(&d.reply_to, sizeof d.reply_to);
-    r.read(&d.token, sizeof d.token);
+    std::uint32_t waiters = 0;
+    r.read(&waiters, sizeof waiters);
+    if (waiters > r.remaining() / (sizeof(std::int32_t) + sizeof(std::uint64_t)))
+        throw wire_error(fmt::format("migration of object <{}:{}> names {} waiters, more than "
+                                     "its payload holds",
+                                     rec->id.creator, rec->id.serial, waiters));
+    d.waiters.resize(waiters);
+    for (auto& w : d.waiters) {
+        r.read(&w.origin, sizeof w.origin);
+        r.read(&w.token, sizeof w.token);
+    }
     auto& h = rec->history;
     r.read(&h.seconds, sizeof h.seconds);
     r.read(&h.ratio, sizeof h.ratio);

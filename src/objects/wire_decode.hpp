@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "objects/object_record.hpp"
 
@@ -43,13 +45,28 @@ class object_run_reader {
 };
 object_entry decode_object_message(std::span<const std::byte> payload, std::uint64_t token);
 
+// Who waits for a move: answered once the object is installed where the move takes it.
+struct move_waiter {
+    std::int32_t origin = -1;
+    std::uint64_t token = 0; // 0: nobody awaits (a failure is reported instead)
+};
+
+// A migrate entry's arguments: the rank to move to, then the earlier moves taken as one with
+// this one (serve_move, migration.cpp), 12 bytes each. nullopt when garbled.
+struct move_request {
+    std::int32_t dest = -1;
+    std::vector<move_waiter> merged;
+};
+std::optional<move_request> decode_move(std::span<const std::byte> args);
+// Appends `w` to a migrate entry's arguments, as decode_move reads them back.
+void append_move_waiter(byte_vector& args, const move_waiter& w);
+
 // A migration payload. `record->object` is a new object of `record->type` that the caller owns
 // (free it with type->destroy). Throws wire_error when the payload is short, garbled or names
 // an unknown object type.
 struct decoded_install {
     record_ptr record;
-    std::int32_t reply_to = -1;
-    std::uint64_t token = 0; // nonzero: the migrating rank awaits a reply
+    std::vector<move_waiter> waiters; // the moves it completes
 };
 decoded_install decode_install(std::span<const std::byte> payload);
 

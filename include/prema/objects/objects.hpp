@@ -324,7 +324,10 @@ template <class T, class H, class... A>
 
 /// Moves the object to `rank` once the handlers sent before this call have run; its pending
 /// handlers go with it. Resumes when it is installed there; from a handler of the object
-/// itself, at once (the object moves once that handler has ended).
+/// itself, at once (the object moves once that handler has ended). A later move queued behind
+/// this one with only other ranks' messages between is taken as one with it: the object goes
+/// straight to that move's rank (those messages run before it leaves), and this call resumes
+/// once it is installed there.
 template <class T> task<> migrate(mobile_ptr<T> mp, int rank) {
     detail::check_rank(rank);
     co_await detail::object_request<void>({mp.id(), detail::object_op::migrate, 0, exclusive, rank},
