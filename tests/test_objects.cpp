@@ -533,6 +533,16 @@ prema::task<> hold(stops&, int ms) {
         co_await prema::yield_point();
 }
 
+// Set by the other rank: "your turn" in a test whose ranks must queue requests in turn.
+std::atomic<int> turns{0};
+void next_turn() {
+    turns.fetch_add(1);
+}
+prema::task<> wait_turn(int n) {
+    while (turns.load() < n)
+        co_await prema::yield_point();
+}
+
 } // namespace
 
 TEST_CASE("moves queued one behind another are taken as one; a message between keeps both") {
@@ -562,4 +572,39 @@ TEST_CASE("moves queued one behind another are taken as one; a message between k
         CHECK(seen.size() == 2);
         CHECK(seen.back() == 1);
     }) == 0);
+}
+
+TEST_CASE("a move merged into another still runs before its mover's next message") {
+    // Rank 1's move, then rank 0's, then rank 1's message, then rank 1's second move, all queued
+    // behind a hold on rank 0. Rank 1's move merges into rank 0's; that one, now serving rank 1
+    // too, must not merge into the last move across rank 1's message, which runs on rank 1.
+    prema::runtime rt(MPI_COMM_WORLD);
+    turns = 0;
+    std::vector<prema::mobile_ptr<stops>> made(1);
+    rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0)
+            made[0] = co_await prema::create<stops>(0);
+    });
+    MPI_Bcast(made.data(), int(sizeof(made[0])), MPI_BYTE, 0, MPI_COMM_WORLD);
+    auto mp = made[0];
+    std::vector<int> seen;
+    CHECK(rt.run([&]() -> prema::task<> {
+        if (prema::rank() == 0) {
+            co_await wait_turn(1); // rank 1's move is queued: it came before the turn
+            co_await prema::when_all(prema::migrate(mp, 1), [&]() -> prema::task<> {
+                co_await prema::send(1, prema::fn<&next_turn>);
+            }());
+        } else if (prema::rank() == 1) {
+            co_await prema::send(mp, prema::fn<&hold>, 1000);
+            co_await prema::when_all(prema::migrate(mp, 1), [&]() -> prema::task<> {
+                co_await prema::send(0, prema::fn<&next_turn>);
+                co_await wait_turn(1);
+                co_await prema::send(mp, prema::fn<&visit>);
+                co_await prema::migrate(mp, 0);
+            }());
+            seen = co_await prema::call(mp, prema::fn<&visited>);
+        }
+    }) == 0);
+    if (prema::rank() == 1)
+        CHECK(seen == std::vector<int>(1, 1));
 }

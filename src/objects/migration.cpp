@@ -1,5 +1,7 @@
 // Migration: a record leaves with its object, its ordering counters and every pending entry,
 // and is installed on the receiving rank, which tells the object's home where it now lives.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/log.hpp"
@@ -138,22 +140,27 @@ void refuse_move(const move_waiter& waiter, object_id id, int dest, std::excepti
 
 namespace {
 
-// A later move already queued that the move `request` may be taken as one with, so that the
-// object skips a stop: a storm of moves racing the object's messages costs each chasing message
-// two hops per move made (docs/design/ordering-and-forwarding.md). Only other origins' handlers
-// may lie between: they run here instead of at the skipped stop, which order per sender allows.
-// A handler of the requester's own origin must run after its move, and an acquire or destroy
-// must find the object where the moves before it left it: either ends the search. The
-// requester resumes once the object is installed where the later move takes it, so nothing it
-// does after resuming meets the object before that move. nullptr: none.
-object_entry* later_move(object_record& rec, const object_entry& request) {
+// A later move already queued that a move serving `waiters` may be taken as one with, so that
+// the object skips a stop: a storm of moves racing the object's messages costs each chasing
+// message two hops per move made (docs/design/ordering-and-forwarding.md). Only the handlers of
+// other origins may lie between: they run here instead of at the skipped stop, which order per
+// sender allows. A handler from the origin of any waiter (the request's own, or of a move merged
+// into it before) must run after that waiter's move, and an acquire or destroy must find the
+// object where the moves before it left it: either ends the search. The waiters resume once
+// the object is installed where the later move takes it, so nothing they do after resuming
+// meets the object before that move. nullptr: none.
+object_entry* later_move(object_record& rec, std::span<const move_waiter> waiters) {
+    auto waits = [&](std::int32_t origin) {
+        return std::any_of(waiters.begin(), waiters.end(),
+                           [&](const move_waiter& w) { return w.origin == origin; });
+    };
     for (auto& e : rec.ready) {
         if (e.header.op == object_op::migrate) {
             auto m = decode_move(e.payload);
             return m && m->dest >= 0 && m->dest < ranks() ? &e : nullptr;
         }
         if (e.header.op == object_op::acquire || e.header.op == object_op::destroy ||
-            e.header.origin == request.header.origin)
+            waits(e.header.origin))
             return nullptr;
     }
     return nullptr;
@@ -178,7 +185,7 @@ void serve_move(object_record& rec, const object_entry& request) {
                 reply_void(w.origin, w.token);
         return;
     }
-    if (auto* later = later_move(rec, request)) {
+    if (auto* later = later_move(rec, waiters)) {
         for (auto& w : waiters)
             append_move_waiter(later->payload, w);
         return;
