@@ -1,7 +1,6 @@
 // Access and scheduling: which ready entries may start (exclusive alone, shared together, in
 // order), handing handlers to the load-balancing scheduler, running them on a worker, and
 // giving access back when a handler ends or a guard dies.
-#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>

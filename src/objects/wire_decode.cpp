@@ -38,26 +38,30 @@ object_entry read_entry(byte_reader& r) {
     return e;
 }
 
+move_waiter read_waiter(byte_reader& r) {
+    move_waiter w;
+    r.read(&w.origin, sizeof w.origin);
+    r.read(&w.token, sizeof w.token);
+    return w;
+}
+
 } // namespace
 
 std::optional<move_request> decode_move(std::span<const std::byte> args) {
-    constexpr std::size_t waiter_bytes = sizeof(std::int32_t) + sizeof(std::uint64_t);
     move_request m;
-    if (args.size() < sizeof m.dest || (args.size() - sizeof m.dest) % waiter_bytes != 0)
+    if (args.size() < sizeof m.dest || (args.size() - sizeof m.dest) % move_waiter_bytes != 0)
         return std::nullopt;
     byte_reader r(args);
     r.read(&m.dest, sizeof m.dest);
-    m.merged.resize(r.remaining() / waiter_bytes);
-    for (auto& w : m.merged) {
-        r.read(&w.origin, sizeof w.origin);
-        r.read(&w.token, sizeof w.token);
-    }
+    m.merged.resize(r.remaining() / move_waiter_bytes);
+    for (auto& w : m.merged)
+        w = read_waiter(r);
     return m;
 }
 
 void append_move_waiter(byte_vector& args, const move_waiter& w) {
     auto at = args.size();
-    args.resize(at + sizeof w.origin + sizeof w.token);
+    args.resize(at + move_waiter_bytes);
     std::memcpy(args.data() + at, &w.origin, sizeof w.origin);
     std::memcpy(args.data() + at + sizeof w.origin, &w.token, sizeof w.token);
 }
@@ -129,15 +133,13 @@ decoded_install decode_install(std::span<const std::byte> payload) {
     r.read(&rec->moves, sizeof rec->moves);
     std::uint32_t waiters = 0;
     r.read(&waiters, sizeof waiters);
-    if (waiters > r.remaining() / (sizeof(std::int32_t) + sizeof(std::uint64_t)))
+    if (waiters > r.remaining() / move_waiter_bytes)
         throw wire_error(fmt::format("migration of object <{}:{}> names {} waiters, more than "
                                      "its payload holds",
                                      rec->id.creator, rec->id.serial, waiters));
     d.waiters.resize(waiters);
-    for (auto& w : d.waiters) {
-        r.read(&w.origin, sizeof w.origin);
-        r.read(&w.token, sizeof w.token);
-    }
+    for (auto& w : d.waiters)
+        w = read_waiter(r);
     auto& h = rec->history;
     r.read(&h.seconds, sizeof h.seconds);
     r.read(&h.ratio, sizeof h.ratio);

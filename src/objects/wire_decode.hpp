@@ -50,9 +50,11 @@ struct move_waiter {
     std::int32_t origin = -1;
     std::uint64_t token = 0; // 0: nobody awaits (a failure is reported instead)
 };
+// Its bytes on the wire: origin, then token.
+inline constexpr std::size_t move_waiter_bytes = sizeof(std::int32_t) + sizeof(std::uint64_t);
 
 // A migrate entry's arguments: the rank to move to, then the earlier moves taken as one with
-// this one (serve_move, migration.cpp), 12 bytes each. nullopt when garbled.
+// this one (serve_move, migration.cpp). nullopt when garbled.
 struct move_request {
     std::int32_t dest = -1;
     std::vector<move_waiter> merged;
