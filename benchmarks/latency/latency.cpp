@@ -20,6 +20,11 @@
 // for quiescence and moves on. Every round trip is timed on its own; the table shows the MEDIAN
 // round trip over all timed iterations, halved (half-RTT). Bandwidth is bytes / half-RTT.
 //
+// From --split-from bytes up (default the eager size), raw MPI also moves the payload as PREMA
+// moves one above its eager size for the destination: the payload and a header as two MPI
+// messages, the payload's receive posted once the header has arrived. That is the protocol's own
+// cost, so the table "Raw MPI as two messages" separates it from what PREMA's steps add.
+//
 // Message rate: rank 0 sends --rate-count 16-byte messages to rank 1, which counts them. PREMA:
 // an unfenced loop of fire-and-forget co_await prema::send, timed on rank 0 from the first send
 // until quiescence, four times: to a plain function handler, to a coroutine handler, to a
@@ -76,6 +81,7 @@ namespace measure = prema::measure;
 using measure::ball;
 using measure::ball_ptr;
 using measure::mpi_pingpong;
+using measure::mpi_split_pingpong;
 using measure::summarize;
 using stats = measure::rtt_stats;
 
@@ -104,6 +110,7 @@ struct options {
                                                prema::progress_mode::inline_};
     std::size_t object_max_bytes = 4096; // object ping-pong sizes stop here
     int hop_calls = 500;                 // forwarding measurement (3+ ranks): calls per kind
+    std::size_t split_from = 0;          // raw MPI as two messages from here (0: the eager size)
     std::string json;
 };
 
@@ -131,6 +138,9 @@ const char* usage_text =
     "                     (default 0: none; the runtime's back-pressure bounds memory)\n"
     "  --object-max-bytes N  largest payload of the mobile-object ping-pong (default 4096)\n"
     "  --hop-calls N      with 3+ ranks: calls timed to measure one forwarding hop (default 500)\n"
+    "  --split-from N     from N bytes up, also time raw MPI moving the payload as PREMA\n"
+    "                     moves a split-phase message: payload, then header, the payload's\n"
+    "                     receive posted when the header arrives (default: --prema-eager-bytes)\n"
     "  --no-latency       skip the ping-pong\n"
     "  --no-rate          skip the message rate\n"
     "  --no-handoff       skip the hand-off between a worker and the progress thread\n"
@@ -215,6 +225,8 @@ bool parse_options(int argc, char** argv, options& o) {
             o.object_max_bytes = std::size_t(parse_number(a, value(), 0, 1 << 30));
         else if (a == "--hop-calls")
             o.hop_calls = int(parse_number(a, value(), 1, 1'000'000));
+        else if (a == "--split-from")
+            o.split_from = std::size_t(parse_number(a, value(), 1, 1 << 30));
         else if (a == "--no-latency")
             o.latency = false;
         else if (a == "--no-rate")
@@ -770,6 +782,29 @@ void print_wire(std::size_t payload, const wire_bytes& wire, const stats (&at_wi
         line("object", wire.object, at_wire[1], r.objects.front());
 }
 
+// Large messages against raw MPI moving them as PREMA does, in two messages (the first mode's
+// run): what PREMA's own steps add to the protocol's cost.
+void print_split(const std::vector<std::size_t>& sizes, const std::vector<stats>& mpi,
+                 const std::vector<stats>& split, const std::vector<prema_results>& runs) {
+    if (runs.empty() || std::none_of(split.begin(), split.end(), [](auto& s) { return s.n > 0; }))
+        return;
+    const auto& r = runs.front();
+    std::printf("\nRaw MPI as two messages, as PREMA sends a payload above its eager size for the\n"
+                "destination (the payload, then a 48-byte header; the payload's receive posted "
+                "when the\nheader arrives), median half-RTT us; 'x' is over raw MPI in one "
+                "message:\n%9s %10s %16s %6s %22s %6s %11s\n",
+                "bytes", "raw MPI", "two messages", "x", ("PREMA " + r.label).c_str(), "x",
+                "x two msgs");
+    for (std::size_t i = 0; i < sizes.size() && i < r.latency.size(); ++i) {
+        if (split[i].n == 0)
+            continue;
+        const double raw = mpi[i].half_rtt(), two = split[i].half_rtt(),
+                     prema = r.latency[i].half_rtt();
+        std::printf("%9zu %10.2f %16.2f %6.2f %22.2f %6.2f %11.2f\n", sizes[i], raw, two, two / raw,
+                    prema, prema / raw, prema / two);
+    }
+}
+
 void print_handoff(const std::vector<handoff_result>& handoff) {
     if (handoff.size() != 2)
         return;
@@ -780,9 +815,10 @@ void print_handoff(const std::vector<handoff_result>& handoff) {
 }
 
 void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
-                const std::vector<stats>& mpi, double mpi_rate_value,
-                const std::vector<prema_results>& runs, const std::vector<handoff_result>& handoff,
-                const wire_bytes& wire, const stats (&mpi_at_wire)[2], const options& o) {
+                const std::vector<stats>& mpi, const std::vector<stats>& mpi_split,
+                double mpi_rate_value, const std::vector<prema_results>& runs,
+                const std::vector<handoff_result>& handoff, const wire_bytes& wire,
+                const stats (&mpi_at_wire)[2], const options& o) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) {
         std::perror(("latency: cannot write " + path).c_str());
@@ -801,6 +837,9 @@ void write_json(const std::string& path, const std::vector<std::size_t>& sizes,
     };
     for (std::size_t i = 0; i < mpi.size(); ++i)
         row("mpi", "", sizes[i], mpi[i]);
+    for (std::size_t i = 0; i < mpi_split.size(); ++i)
+        if (mpi_split[i].n > 0)
+            row("mpi_split", "", sizes[i], mpi_split[i]);
     for (auto& r : runs)
         for (std::size_t i = 0; i < r.latency.size(); ++i)
             row("transport", r.json_progress(), sizes[i], r.latency[i]);
@@ -928,7 +967,9 @@ int bench_main(int argc, char** argv, int rank, int size) {
     std::vector<prema_results> runs(o.modes.size());
     std::vector<handoff_result> handoff;
     wire_bytes wire;
-    samples wire_rtt(2); // raw MPI at wire.transport and wire.object bytes
+    samples wire_rtt(2);             // raw MPI at wire.transport and wire.object bytes
+    samples split_rtt(sizes.size()); // raw MPI as two messages, from split_from up
+    const std::size_t split_from = o.split_from ? o.split_from : base.eager_bytes;
     try {
         if (o.latency)
             wire = probe_wire(config_of(o.modes.front()), sizes.front(),
@@ -942,6 +983,11 @@ int bench_main(int argc, char** argv, int rank, int size) {
                 auto rtt = mpi_pingpong(rank, sizes[i], o.warmup, n);
                 if (rank == 0)
                     note_round("mpi", "", sizes[i], n, rtt, mpi_rtt[i]);
+                if (sizes[i] < split_from)
+                    continue;
+                rtt = mpi_split_pingpong(rank, sizes[i], o.warmup, n);
+                if (rank == 0)
+                    note_round("mpi", "split", sizes[i], n, rtt, split_rtt[i]);
             }
             const long at_wire[] = {wire.transport, wire.object};
             for (std::size_t j = 0; j < std::size(at_wire); ++j) {
@@ -971,6 +1017,9 @@ int bench_main(int argc, char** argv, int rank, int size) {
         r.objects = summarize_all(std::move(r.objects_rtt));
     }
     const auto mpi = summarize_all(std::move(mpi_rtt));
+    std::vector<stats> mpi_split; // n == 0 below split_from
+    for (auto& rtt : split_rtt)
+        mpi_split.push_back(summarize(std::move(rtt)));
     const stats mpi_at_wire[] = {summarize(std::move(wire_rtt[0])),
                                  summarize(std::move(wire_rtt[1]))};
     double mpi_rate_value = 0;
@@ -997,6 +1046,7 @@ int bench_main(int argc, char** argv, int rank, int size) {
         print_table(sizes, mpi, runs);
         print_objects(sizes, mpi, runs);
         print_wire(sizes.front(), wire, mpi_at_wire, mpi.front(), runs);
+        print_split(sizes, mpi, mpi_split, runs);
     }
     print_handoff(handoff);
     if (o.rate) {
@@ -1016,7 +1066,8 @@ int bench_main(int argc, char** argv, int rank, int size) {
     std::printf("\nPeak RSS: rank 0 %.1f MiB, rank 1 %.1f MiB\n", double(rss[0]) / 1024,
                 double(rss[1]) / 1024);
     if (!o.json.empty()) {
-        write_json(o.json, sizes, mpi, mpi_rate_value, runs, handoff, wire, mpi_at_wire, o);
+        write_json(o.json, sizes, mpi, mpi_split, mpi_rate_value, runs, handoff, wire, mpi_at_wire,
+                   o);
         std::printf("wrote %s\n", o.json.c_str());
     }
     if (!ok)

@@ -2,8 +2,9 @@
 """Runs benchmarks/latency with tiny settings and checks its JSON: on 2 ranks every layer,
 progress mode and size has its row, each latency row holding the round trips of every round
 (the rounds alternate raw MPI and PREMA, and the hand-off's two modes, so a round that ran
-nothing would show here), and raw MPI has rows at the sizes of PREMA's own messages for the
-smallest payload; on 3 ranks every mode has its forwarding hop.
+nothing would show here), raw MPI has rows at the sizes of PREMA's own messages for the
+smallest payload, and rows as two messages (PREMA's split-phase protocol) from --split-from up
+and not below; on 3 ranks every mode has its forwarding hop.
 
     latency_rows.py MPIEXEC LATENCY JSON
 """
@@ -13,11 +14,12 @@ import subprocess
 import sys
 
 mpiexec, program, out = sys.argv[1:4]
-iters, rounds, sizes, object_sizes = 10, 3, [8, 16, 32], [8, 16]
+iters, rounds, sizes, object_sizes, split_from = 10, 3, [8, 16, 32], [8, 16], 16
 subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-n", "2", program,
                 "--max-bytes", str(sizes[-1]), "--object-max-bytes", str(object_sizes[-1]),
                 "--iters", str(iters), "--warmup", "2", "--rounds", str(rounds),
-                "--rate-count", "2000", "--json", out], check=True)
+                "--rate-count", "2000", "--split-from", str(split_from), "--json", out],
+               check=True)
 rows = json.load(open(out))["results"]
 
 per_round = math.ceil(iters / rounds)
@@ -37,6 +39,10 @@ def expect(layer, progress, sizes_wanted, iterations):
 
 
 expect("mpi", "", sizes, rounds * per_round)
+expect("mpi_split", "", [s for s in sizes if s >= split_from], rounds * per_round)
+below = [r["bytes"] for r in rows if r["layer"] == "mpi_split" and r["bytes"] < split_from]
+if below:
+    failures.append(f"raw MPI as two messages below --split-from {split_from}: {below}")
 for mode in ("auto", "dedicated", "inline"):
     expect("transport", mode, sizes, rounds * per_round)
     expect("object", mode, object_sizes, rounds * per_round)

@@ -103,6 +103,50 @@ std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int it
     return rtt;
 }
 
+std::vector<double> mpi_split_pingpong(int rank, std::size_t bytes, int warmup, int iters) {
+    constexpr int payload_tag = 1, header_tag = 2, header_bytes = 48;
+    std::vector<char> buf(bytes, 'x'), out_header(header_bytes), in_header(header_bytes);
+    std::vector<double> rtt;
+    rtt.reserve(std::size_t(iters));
+    const int peer = 1 - rank;
+    MPI_Request header_recv = MPI_REQUEST_NULL;
+    if (rank <= 1)
+        MPI_Irecv(in_header.data(), header_bytes, MPI_CHAR, peer, header_tag, MPI_COMM_WORLD,
+                  &header_recv);
+    auto send = [&] {
+        MPI_Request sent[2];
+        MPI_Isend(buf.data(), int(bytes), MPI_CHAR, peer, payload_tag, MPI_COMM_WORLD, &sent[0]);
+        MPI_Isend(out_header.data(), header_bytes, MPI_CHAR, peer, header_tag, MPI_COMM_WORLD,
+                  &sent[1]);
+        MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
+    };
+    auto receive = [&] {
+        MPI_Wait(&header_recv, MPI_STATUS_IGNORE);
+        MPI_Irecv(in_header.data(), header_bytes, MPI_CHAR, peer, header_tag, MPI_COMM_WORLD,
+                  &header_recv);
+        MPI_Recv(buf.data(), int(bytes), MPI_CHAR, peer, payload_tag, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    };
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; rank <= 1 && i < warmup + iters; ++i) {
+        if (rank == 0) {
+            auto t0 = clk::now();
+            send();
+            receive();
+            if (i >= warmup)
+                rtt.push_back(micros(clk::now() - t0));
+        } else {
+            receive();
+            send();
+        }
+    }
+    if (header_recv != MPI_REQUEST_NULL) { // the next header never comes
+        MPI_Cancel(&header_recv);
+        MPI_Wait(&header_recv, MPI_STATUS_IGNORE);
+    }
+    return rtt;
+}
+
 task<std::vector<double>> transport_pingpong(std::size_t bytes, int warmup, int iters) {
     if (rank() == 0) {
         start_chain(warmup + iters, 1);

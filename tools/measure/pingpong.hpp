@@ -23,6 +23,13 @@ rtt_stats summarize(std::vector<double> rtt_us);
 // round trips on rank 0, empty elsewhere. Collective over MPI_COMM_WORLD (a barrier first).
 std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int iters);
 
+// MPI moving `bytes` as PREMA moves a split-phase message: the payload, then a 48-byte header
+// (PREMA's wire header and the payload's count) as a second message; the receiver keeps a header
+// receive posted and posts the payload's once the header has arrived. PREMA's own steps left
+// out, this is the floor of its large messages (docs/performance/latency.md). Collective over
+// MPI_COMM_WORLD like mpi_pingpong; the round trips on rank 0.
+std::vector<double> mpi_split_pingpong(int rank, std::size_t bytes, int warmup, int iters);
+
 // Inside a PREMA phase, on every rank: rank 0 sends `bytes` to a handler on rank 1, which sends
 // them back, warmup + iters times in a chain of handlers; every rank then awaits quiescence.
 // The timed round trips on rank 0, empty elsewhere.
