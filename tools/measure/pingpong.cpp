@@ -83,31 +83,43 @@ rtt_stats summarize(std::vector<double> rtt) {
     return s;
 }
 
-std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int iters) {
-    std::vector<char> buf(bytes, 'x');
+// warmup + iters round trips between ranks 0 and 1 (a barrier first): rank 0 sends and then
+// receives, timing each round trip; rank 1 receives and then sends; other ranks only join the
+// barrier.
+template <class Send, class Receive>
+std::vector<double> raw_round_trips(int rank, int warmup, int iters, Send send, Receive receive) {
     std::vector<double> rtt;
     rtt.reserve(std::size_t(iters));
     MPI_Barrier(MPI_COMM_WORLD);
-    for (int i = 0; i < warmup + iters; ++i) {
+    for (int i = 0; rank <= 1 && i < warmup + iters; ++i) {
         if (rank == 0) {
             auto t0 = clk::now();
-            MPI_Send(buf.data(), int(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            send();
+            receive();
             if (i >= warmup)
                 rtt.push_back(micros(clk::now() - t0));
-        } else if (rank == 1) {
-            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf.data(), int(bytes), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+        } else {
+            receive();
+            send();
         }
     }
     return rtt;
 }
 
+std::vector<double> mpi_pingpong(int rank, std::size_t bytes, int warmup, int iters) {
+    std::vector<char> buf(bytes, 'x');
+    const int peer = 1 - rank;
+    return raw_round_trips(
+        rank, warmup, iters,
+        [&] { MPI_Send(buf.data(), int(bytes), MPI_CHAR, peer, 0, MPI_COMM_WORLD); },
+        [&] {
+            MPI_Recv(buf.data(), int(bytes), MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        });
+}
+
 std::vector<double> mpi_split_pingpong(int rank, std::size_t bytes, int warmup, int iters) {
     constexpr int payload_tag = 1, header_tag = 2, header_bytes = 48;
     std::vector<char> buf(bytes, 'x'), out_header(header_bytes), in_header(header_bytes);
-    std::vector<double> rtt;
-    rtt.reserve(std::size_t(iters));
     const int peer = 1 - rank;
     MPI_Request header_recv = MPI_REQUEST_NULL;
     if (rank <= 1)
@@ -127,19 +139,7 @@ std::vector<double> mpi_split_pingpong(int rank, std::size_t bytes, int warmup, 
         MPI_Recv(buf.data(), int(bytes), MPI_CHAR, peer, payload_tag, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     };
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int i = 0; rank <= 1 && i < warmup + iters; ++i) {
-        if (rank == 0) {
-            auto t0 = clk::now();
-            send();
-            receive();
-            if (i >= warmup)
-                rtt.push_back(micros(clk::now() - t0));
-        } else {
-            receive();
-            send();
-        }
-    }
+    auto rtt = raw_round_trips(rank, warmup, iters, send, receive);
     if (header_recv != MPI_REQUEST_NULL) { // the next header never comes
         MPI_Cancel(&header_recv);
         MPI_Wait(&header_recv, MPI_STATUS_IGNORE);
