@@ -45,11 +45,11 @@
 // message (half of a round trip of two), 8 bytes, in both modes, which take turns in --rounds.
 //
 // Raw MPI at PREMA's size: a PREMA message is more bytes on the wire than its payload (header,
-// batch item, the vector's length), and Open MPI's time depends on those bytes: over shared
-// memory a message whose payload fits one 32-byte slot of a fast box with MPI's own headers
-// (up to 10 bytes) takes less time than any larger one. Before the rounds, one round trip of the
-// smallest payload learns the size of PREMA's MPI message, transport and object (wire_size.hpp);
-// each round then also times raw MPI at those two sizes.
+// the vector's length, an object's header), and Open MPI's time depends on those bytes: over
+// shared memory a message whose payload fits one 32-byte slot of a fast box with MPI's own
+// headers (up to 10 bytes) takes less time than any larger one. Before the rounds, a short chain
+// of the smallest payload learns the size of the MPI message of its hops, transport and object
+// (wire_size.hpp); each round then also times raw MPI at those two sizes.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -362,24 +362,27 @@ prema::task<> object_entry(const options& o, const std::vector<std::size_t>& siz
 }
 
 // The size of PREMA's MPI message for a payload of `bytes`, to another rank's function handler
-// and to an object there: the largest MPI_BYTE send rank 0 makes in one round trip of each
-// (control messages, such as credit grants, are smaller). Rank 0's figures.
+// and to an object there: the size most of the MPI_BYTE sends rank 0 makes in a chain of
+// probe_round_trips has. Those are the hops a ping-pong times; the chain's first message leaves
+// from a task, in a batch (32 bytes more), and control messages are few. Rank 0's figures.
 struct wire_bytes {
     long transport = 0, object = 0;
 };
 
+constexpr int probe_round_trips = 8;
+
 prema::task<> wire_entry(std::size_t bytes, bool objects, wire_bytes& out) {
     wire_size::watch(prema::rank() == 0);
-    co_await measure::transport_pingpong(bytes, 0, 1);
-    out.transport = wire_size::largest();
+    co_await measure::transport_pingpong(bytes, 0, probe_round_trips);
+    out.transport = wire_size::most_common();
     wire_size::watch(false);
     if (!objects)
         co_return;
     auto [mine, theirs] = co_await make_balls();
     co_await prema::quiescence();
     wire_size::watch(prema::rank() == 0);
-    co_await measure::object_pingpong(mine, theirs, bytes, 0, 1);
-    out.object = wire_size::largest();
+    co_await measure::object_pingpong(mine, theirs, bytes, 0, probe_round_trips);
+    out.object = wire_size::most_common();
     wire_size::watch(false);
 }
 

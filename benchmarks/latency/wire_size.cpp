@@ -1,6 +1,8 @@
 #include "wire_size.hpp"
 
 #include <atomic>
+#include <map>
+#include <mutex>
 
 #include <mpi.h>
 
@@ -8,16 +10,23 @@ namespace wire_size {
 
 namespace {
 std::atomic<bool> watching{false};
-std::atomic<long> largest_bytes{0};
+std::mutex noted_mutex;     // the progress thread and a worker may both send
+std::map<long, long> noted; // bytes -> sends of that size
 } // namespace
 
 void watch(bool on) noexcept {
-    largest_bytes.store(0, std::memory_order_relaxed);
+    std::lock_guard lock(noted_mutex);
+    noted.clear();
     watching.store(on, std::memory_order_relaxed);
 }
 
-long largest() noexcept {
-    return largest_bytes.load(std::memory_order_relaxed);
+long most_common() {
+    std::lock_guard lock(noted_mutex);
+    long bytes = 0, sends = 0;
+    for (auto [size, n] : noted) // ascending: the larger size wins a tie
+        if (n >= sends)
+            bytes = size, sends = n;
+    return bytes;
 }
 
 } // namespace wire_size
@@ -27,10 +36,8 @@ long largest() noexcept {
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, MPI_Request* request) {
     if (wire_size::watching.load(std::memory_order_relaxed) && type == MPI_BYTE) {
-        long was = wire_size::largest_bytes.load(std::memory_order_relaxed);
-        while (count > was && !wire_size::largest_bytes.compare_exchange_weak(
-                                  was, count, std::memory_order_relaxed)) {
-        }
+        std::lock_guard lock(wire_size::noted_mutex);
+        ++wire_size::noted[count];
     }
     return PMPI_Isend(buf, count, type, dest, tag, comm, request);
 }

@@ -7,11 +7,13 @@
 
 namespace wire_size {
 
-// Starts noting (from zero) or stops. Noting costs a compare-exchange per MPI_Isend that is the
-// largest yet; off, one relaxed load.
+// Starts noting (from nothing) or stops. Noting takes a lock per MPI_Isend; off, one relaxed
+// load.
 void watch(bool on) noexcept;
 
-// The largest MPI_BYTE MPI_Isend, in bytes, since watch(true).
-long largest() noexcept;
+// The size, in bytes, that most MPI_BYTE MPI_Isends since watch(true) had (the larger of two
+// equally common); 0 if none. The size of a chain's hops, not of its first message: that one
+// leaves from a task, in a batch, while the hops leave from handlers on their own.
+long most_common();
 
 } // namespace wire_size
