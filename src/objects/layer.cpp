@@ -61,6 +61,11 @@ void hook_shutdown() {
     });
 }
 
+void install_local(const record_ptr& rec, int here, std::uint64_t moves) {
+    note_address(*rec);
+    layer().dir.set_local(rec->id, here, rec, moves);
+}
+
 namespace {
 
 // At each epoch: the directory forgets what no message can need any more, and each object
@@ -85,7 +90,7 @@ using namespace objects;
 
 directory_counts directory_census() {
     auto [entries, local] = layer().dir.size();
-    return {entries, local, layer().shipped_orders.load()};
+    return {entries, local, layer().shipped_orders.load(), noted_addresses()};
 }
 
 object_id adopt_local_object(void* obj, const object_type& type) {
@@ -94,8 +99,7 @@ object_id adopt_local_object(void* obj, const object_type& type) {
     rec->id = object_id{rank(), 0, ++layer().next_serial};
     rec->object = obj;
     rec->type = &type;
-    layer().dir.set_local(rec->id, rank(), rec, 0);
-    note_address(*rec);
+    install_local(rec, rank(), 0);
     return rec->id;
 }
 

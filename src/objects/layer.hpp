@@ -53,11 +53,20 @@ std::uint64_t update_id();
 // Makes the running runtime free this rank's objects at its shutdown.
 void hook_shutdown();
 
-// self.cpp: the addresses of the objects that live here, for prema::self. Noted once an object
-// is installed, forgotten before it is destroyed or leaves.
+// Makes `rec` the object living here at move `moves`: its address noted for prema::self, then
+// its directory entry. In that order: once in the directory, another worker may ship the object
+// away (a move request) and clear rec.object, which a look after it would race with and, read
+// after the ship, note as an address that no object has (ThreadSanitizer found it in the
+// migration storm).
+void install_local(const record_ptr& rec, int here, std::uint64_t moves);
+
+// self.cpp: the addresses of the objects that live here, for prema::self. Noted before an
+// object is installed (install_local), forgotten before it is destroyed or leaves.
 void note_address(const object_record& rec);
 void forget_address(const object_record& rec);
 void forget_all_addresses();
+// How many addresses are noted: one per object living here.
+std::size_t noted_addresses();
 
 // routing.cpp
 // A message that cannot reach its object: the caller gets the error, a send is reported here.

@@ -207,8 +207,7 @@ void on_install(const incoming& in) {
     // at shutdown (LeakSanitizer found the installed objects leaked).
     hook_shutdown();
     int here = rank();
-    layer().dir.set_local(rec->id, here, rec, rec->moves);
-    note_address(*rec);
+    install_local(rec, here, rec->moves);
     // The home keeps the route short (see forward); a home that shipped the object here
     // already knows.
     if (int home = home_of(rec->id); home != here && home != in.source)

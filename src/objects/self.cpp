@@ -38,6 +38,12 @@ void forget_address(const object_record& rec) {
         a.by_address.erase(it);
 }
 
+std::size_t noted_addresses() {
+    auto& a = addresses();
+    std::lock_guard lock(a.mutex);
+    return a.by_address.size();
+}
+
 void forget_all_addresses() {
     auto& a = addresses();
     std::lock_guard lock(a.mutex);

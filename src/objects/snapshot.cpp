@@ -44,8 +44,7 @@ void install_restored(std::vector<record_ptr> records) {
         // location a stale entry could claim.
         rec->expected.clear();
         ++rec->moves;
-        layer().dir.set_local(rec->id, here, rec, rec->moves);
-        note_address(*rec);
+        install_local(rec, here, rec->moves);
         if (int home = home_of(rec->id); home != here)
             post_update(home, rec->id, here, rec->moves);
     }

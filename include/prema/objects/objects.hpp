@@ -88,6 +88,7 @@ std::uint64_t run_message_count() noexcept;
 // entries (one per origin) that migrations from here have carried so far.
 struct directory_counts {
     std::uint64_t entries, local, shipped_orders;
+    std::uint64_t addresses; // objects prema::self can name: `local` of them once quiescent
 };
 directory_counts directory_census();
 
