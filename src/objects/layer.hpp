@@ -53,11 +53,10 @@ std::uint64_t update_id();
 // Makes the running runtime free this rank's objects at its shutdown.
 void hook_shutdown();
 
-// Makes `rec` the object living here at move `moves`: its address noted for prema::self, then
-// its directory entry. In that order: once in the directory, another worker may ship the object
-// away (a move request) and clear rec.object, which a look after it would race with and, read
-// after the ship, note as an address that no object has (ThreadSanitizer found it in the
-// migration storm).
+// Makes `rec` the object living here at move `moves`: its address noted for prema::self first,
+// then its directory entry. Once in the directory, another worker may ship the object away and
+// clear rec.object; a note made after that would race with the ship and could leave a stale
+// address (ThreadSanitizer found it in the migration storm).
 void install_local(const record_ptr& rec, int here, std::uint64_t moves);
 
 // self.cpp: the addresses of the objects that live here, for prema::self. Noted before an
